@@ -1,0 +1,115 @@
+package toolloop
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType names an [Event].
+type EventType string
+
+// The event types. Tool events carry the call ID, tool name and source of
+// the call; every event carries the run ID and turn.
+const (
+	// EventRunStart opens a run; Messages is the input transcript.
+	EventRunStart EventType = "run.start"
+	// EventRunResumed continues a paused run; Approvals holds the decisions.
+	EventRunResumed EventType = "run.resumed"
+	// EventRunPaused: the run stopped to wait for approvals; Pending lists
+	// the calls that wait.
+	EventRunPaused EventType = "run.paused"
+	// EventRunEnd closes a run: StopReason, Usage and Error.
+	EventRunEnd EventType = "run.end"
+	// EventTranscriptRepaired: the input transcript had tool calls without
+	// results, or results without calls, and was repaired before use.
+	// Messages holds the synthesized results; Repairs says what was done.
+	EventTranscriptRepaired EventType = "transcript.repaired"
+
+	// EventModelRequest: the loop is asking the model for a turn.
+	EventModelRequest EventType = "model.request"
+	// EventModelDelta: a streamed text delta, in Text.
+	EventModelDelta EventType = "model.delta"
+	// EventModelResponse: the model answered; Response holds the turn.
+	EventModelResponse EventType = "model.response"
+
+	// EventStart: a call entered the pipeline; Arguments as the model sent
+	// them.
+	EventStart EventType = "tool.execution_start"
+	// EventArgumentsRepaired: the repairer fixed the arguments; Repairs
+	// lists the fixes and Arguments holds the result.
+	EventArgumentsRepaired EventType = "tool.arguments_repaired"
+	// EventGuardVerdict: the guard decided; Verdict holds the decision.
+	EventGuardVerdict EventType = "guard.verdict"
+	// EventPermissionRequested: a call awaits an approver or a human.
+	EventPermissionRequested EventType = "permission.requested"
+	// EventPermissionCompleted: the approval came back, in Approval.
+	EventPermissionCompleted EventType = "permission.completed"
+	// EventHook: a hook had an effect, described by Hook.
+	EventHook EventType = "hook.effect"
+	// EventProgress: a running tool reported progress.
+	EventProgress EventType = "tool.execution_progress"
+	// EventPartialResult: a running tool reported output, in Text.
+	EventPartialResult EventType = "tool.execution_partial_result"
+	// EventComplete: the call is finished; Result holds what the model
+	// sees, Stack the stack of a panic.
+	EventComplete EventType = "tool.execution_complete"
+)
+
+// Transient reports whether events of this type only matter while the run
+// is live (start, progress, partial output, deltas) and may be dropped from
+// durable logs. Completion, model response and run events are durable.
+func (t EventType) Transient() bool {
+	switch t {
+	case EventStart, EventProgress, EventPartialResult, EventModelDelta, EventModelRequest:
+		return true
+	}
+	return false
+}
+
+// Event is one thing that happened in a run. One struct serves every type;
+// the fields a type does not use are zero. Events marshal to JSON for logs.
+type Event struct {
+	Type  EventType `json:"type"`
+	Time  time.Time `json:"time"`
+	RunID string    `json:"run_id"`
+	Turn  int       `json:"turn"`
+
+	// Tool events.
+	CallID     string     `json:"call_id,omitempty"`
+	Tool       string     `json:"tool,omitempty"`
+	Source     SourceKind `json:"source,omitempty"`
+	SourceName string     `json:"source_name,omitempty"`
+
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Repairs   []string        `json:"repairs,omitempty"`
+	Verdict   *Verdict        `json:"verdict,omitempty"`
+	Approval  *Approval       `json:"approval,omitempty"`
+	Hook      *HookEffect     `json:"hook,omitempty"`
+	Progress  *Progress       `json:"progress,omitempty"`
+	Result    *ToolResult     `json:"result,omitempty"`
+	Stack     string          `json:"stack,omitempty"`
+
+	// Text is a partial output or a model delta.
+	Text string `json:"text,omitempty"`
+
+	// Run and model events.
+	Messages   []Message         `json:"messages,omitempty"`
+	Response   *Response         `json:"response,omitempty"`
+	Pending    []PendingCall     `json:"pending,omitempty"`
+	Approvals  map[string]Approval `json:"approvals,omitempty"`
+	StopReason StopReason        `json:"stop_reason,omitempty"`
+	Usage      *Usage            `json:"usage,omitempty"`
+	Error      string            `json:"error,omitempty"`
+}
+
+// HookEffect describes what a hook did to a call.
+type HookEffect struct {
+	// Hook is "pre_tool_use", "post_tool_use", "post_tool_use_failure" or
+	// "guard"; Index is the hook's position in its list.
+	Hook  string `json:"hook"`
+	Index int    `json:"index"`
+	// Effect is one of deny, modify, context, transform, reject, guidance,
+	// error, panic.
+	Effect string `json:"effect"`
+	Detail string `json:"detail,omitempty"`
+}

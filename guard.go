@@ -1,0 +1,205 @@
+package toolloop
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+)
+
+// Decision is a guard's answer about one call.
+type Decision string
+
+// The decisions. The empty Decision means allow.
+const (
+	Allow Decision = "allow"
+	// Modify allows the call with rewritten arguments; the model is told
+	// what changed.
+	Modify Decision = "modify"
+	Deny   Decision = "deny"
+	// Ask defers to an [Approver], or pauses the run for a human.
+	Ask Decision = "ask"
+)
+
+// Verdict is what a [Guard] decides about a call.
+type Verdict struct {
+	Decision Decision `json:"decision"`
+	// Reason explains a deny, an ask or a modify; the model sees it for
+	// deny and modify, the approver for ask.
+	Reason string `json:"reason,omitempty"`
+	// Arguments are the rewritten arguments of a Modify verdict.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Rule names what decided, for events and audits.
+	Rule string `json:"rule,omitempty"`
+}
+
+// Guard decides whether a call may run. It sees the call after its
+// arguments are validated and before any pre-hook.
+//
+// Check may be called from several goroutines at once. A guard that panics
+// denies the call. A Modify verdict's arguments are validated against the
+// tool's schema again; if they do not fit, the call fails with
+// invalid_args.
+type Guard interface {
+	Check(ctx context.Context, call *Call) Verdict
+}
+
+// GuardFunc adapts a function to the [Guard] interface.
+type GuardFunc func(ctx context.Context, call *Call) Verdict
+
+// Check calls f.
+func (f GuardFunc) Check(ctx context.Context, call *Call) Verdict { return f(ctx, call) }
+
+// Guards composes guards in order. Each sees the arguments as the one
+// before it left them. A deny stops the chain at once. An ask is
+// remembered while the rest still run (so a later deny wins). The result is
+// deny, else ask, else modify if any guard rewrote the arguments, else
+// allow; reasons of every modify are joined.
+func Guards(gs ...Guard) Guard { return guardChain(gs) }
+
+type guardChain []Guard
+
+func (gs guardChain) Check(ctx context.Context, call *Call) Verdict {
+	c := *call
+	var ask *Verdict
+	var mod Verdict
+	for _, g := range gs {
+		v := g.Check(ctx, &c)
+		switch v.Decision {
+		case Deny:
+			return v
+		case Ask:
+			if ask == nil {
+				ask = &v
+			}
+		case Modify:
+			c.Arguments = v.Arguments
+			mod.Decision, mod.Arguments = Modify, v.Arguments
+			mod.Reason = joinReason(mod.Reason, v.Reason)
+			mod.Rule = joinReason(mod.Rule, v.Rule)
+		}
+	}
+	if ask != nil {
+		a := *ask
+		if mod.Decision == Modify {
+			a.Arguments = mod.Arguments
+		}
+		return a
+	}
+	if mod.Decision == Modify {
+		return mod
+	}
+	return Verdict{Decision: Allow}
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// Rule is one line of a [RuleGuard]. Every condition that is set must hold
+// for the rule to match; a rule with no conditions matches every call.
+type Rule struct {
+	// Name identifies the rule in verdicts and events.
+	Name string
+	// Tools are patterns over tool names in path.Match syntax ("read_*",
+	// "github__*"); empty matches every name.
+	Tools []string
+	// Source restricts the rule to one kind of source.
+	Source SourceKind
+	// SourceName restricts the rule to one source (an MCP server, a plugin),
+	// as a path.Match pattern.
+	SourceName string
+	// ReadOnly, Destructive and JudgmentRequired, when true, restrict the
+	// rule to tools with that annotation.
+	ReadOnly, Destructive, JudgmentRequired bool
+
+	// Decision is the verdict when the rule matches; empty means allow.
+	// Modify has no arguments to give here, so a rule that says Modify
+	// denies (fail closed): use a GuardFunc to rewrite arguments.
+	Decision Decision
+	// Reason is the verdict's reason.
+	Reason string
+}
+
+func (r *Rule) matches(call *Call) bool {
+	if r.Source != "" && r.Source != call.Source {
+		return false
+	}
+	if r.SourceName != "" {
+		if ok, _ := path.Match(r.SourceName, call.SourceName); !ok {
+			return false
+		}
+	}
+	a := call.Annotations
+	if r.ReadOnly && !a.ReadOnly || r.Destructive && !a.Destructive || r.JudgmentRequired && !a.JudgmentRequired {
+		return false
+	}
+	if len(r.Tools) == 0 {
+		return true
+	}
+	for _, p := range r.Tools {
+		if ok, _ := path.Match(p, call.Name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// RuleGuard decides by the first matching rule, or by Default when none
+// matches. Its zero value allows everything.
+type RuleGuard struct {
+	Rules []Rule
+	// Default is the decision when no rule matches; empty means allow.
+	Default Decision
+	// DefaultReason is the reason given with Default.
+	DefaultReason string
+}
+
+// Check implements [Guard].
+func (g *RuleGuard) Check(_ context.Context, call *Call) Verdict {
+	for i := range g.Rules {
+		r := &g.Rules[i]
+		if r.matches(call) {
+			return ruleVerdict(r.Decision, r.Reason, r.Name)
+		}
+	}
+	return ruleVerdict(g.Default, g.DefaultReason, "default")
+}
+
+func ruleVerdict(d Decision, reason, rule string) Verdict {
+	switch d {
+	case "":
+		d = Allow
+	case Modify:
+		return Verdict{Decision: Deny, Reason: "guard rule " + rule + " says modify but gives no arguments", Rule: rule}
+	}
+	return Verdict{Decision: d, Reason: reason, Rule: rule}
+}
+
+// Approval is an [Approver]'s answer, or a human's when a paused run
+// resumes.
+type Approval struct {
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Approver decides calls that a guard answered with Ask, synchronously:
+// a prompt in a terminal, a chat message with buttons, a policy service.
+// The loop calls it for one call at a time. An error or a panic denies the
+// call.
+type Approver interface {
+	Approve(ctx context.Context, call *Call, reason string) (Approval, error)
+}
+
+// ApproverFunc adapts a function to the [Approver] interface.
+type ApproverFunc func(ctx context.Context, call *Call, reason string) (Approval, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, call *Call, reason string) (Approval, error) {
+	return f(ctx, call, reason)
+}

@@ -1,0 +1,430 @@
+package toolloop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Defaults for the zero fields of an [AgentLoop].
+const (
+	DefaultMaxIterations  = 20
+	DefaultMaxConcurrency = 16
+	DefaultToolTimeout    = 2 * time.Minute
+)
+
+// Errors a run can end with. The [RunResult] is returned with each of
+// them, holding the transcript so far.
+var (
+	// ErrMaxIterations: the model still wanted tools after MaxIterations
+	// turns.
+	ErrMaxIterations = errors.New("toolloop: the model was still calling tools after the maximum number of iterations")
+	// ErrLength: the model's output hit its token limit; the last message
+	// is cut off, and any tool calls in it were not run.
+	ErrLength = errors.New("toolloop: the model's output hit its token limit")
+	// ErrPaused: a call awaits a human decision; RunResult.Paused holds the
+	// state to pass to Resume.
+	ErrPaused = errors.New("toolloop: the run is paused for approval")
+	// ErrNoModel: the loop has no Model.
+	ErrNoModel = errors.New("toolloop: AgentLoop has no Model")
+)
+
+// AgentLoop runs the tool-call loop: it sends the transcript and the tool
+// specs to the model, runs the tool calls of each assistant turn through
+// the pipeline, appends one result per call, and repeats until the model
+// stops.
+//
+// Only Model is required; every other zero field is a documented default.
+// An AgentLoop may run many conversations at once, but its fields must not
+// change while it runs.
+type AgentLoop struct {
+	// Model answers each turn.
+	Model Model
+	// Tools are the tools the model may call; nil means none.
+	Tools *ToolRegistry
+	// Guard decides whether each call may run; nil allows all.
+	Guard Guard
+	// Approver decides calls the guard answered with Ask. With no approver,
+	// an ask is a denial saying approval is required, unless
+	// PauseForApproval is set.
+	Approver Approver
+	// PauseForApproval makes an ask without an Approver pause the run:
+	// Run returns ErrPaused and a state to pass to Resume.
+	PauseForApproval bool
+	// Hooks run around every call.
+	Hooks Hooks
+	// Repair, if set, fixes common slips in malformed arguments before
+	// validation, such as RepairArguments. Off by default.
+	Repair Repairer
+
+	// MaxIterations bounds the number of model turns; 0 means 20.
+	MaxIterations int
+	// MaxConcurrency bounds the calls of one turn that run at once; 0
+	// means 16.
+	MaxConcurrency int
+	// ToolTimeout bounds each call unless its spec says otherwise; 0 means
+	// two minutes.
+	ToolTimeout time.Duration
+	// MaxResultBytes is each result's byte budget; 0 means 64 KiB, and a
+	// negative value turns truncation off.
+	MaxResultBytes int
+
+	// OnEvent, if set, receives every event of every run, one at a time
+	// (the loop serializes the calls). It should return quickly: the run
+	// waits for it. With no OnEvent, no event is built.
+	OnEvent func(Event)
+	// Logger, if set, receives warnings the loop cannot report otherwise,
+	// such as a panicking OnEvent.
+	Logger *slog.Logger
+}
+
+// RunResult is what a run produced, complete or not.
+type RunResult struct {
+	RunID string `json:"run_id"`
+	// Messages is the whole transcript: the input, every assistant turn and
+	// one tool message per call. It is always valid to send to a model
+	// again: every call has exactly one result, in call order.
+	Messages []Message `json:"messages"`
+	// FinalText is the text of the last assistant message.
+	FinalText  string     `json:"final_text"`
+	StopReason StopReason `json:"stop_reason"`
+	// Turns counts the model turns taken.
+	Turns int   `json:"turns"`
+	Usage Usage `json:"usage"`
+	// Executions records every call, in order.
+	Executions []ToolExecution `json:"executions,omitempty"`
+	// Paused is set when the run stopped for approval (ErrPaused).
+	Paused *PauseState `json:"paused,omitempty"`
+}
+
+// ToolExecution records one tool call of a run.
+type ToolExecution struct {
+	Name    string `json:"name"`
+	CallID  string `json:"call_id"`
+	Turn    int    `json:"turn"`
+	Success bool   `json:"success"`
+	// Output is the text the model saw.
+	Output  string        `json:"output"`
+	Error   *ToolError    `json:"error,omitempty"`
+	Latency time.Duration `json:"latency_ns"`
+}
+
+// runState is one Run or Resume in progress.
+type runState struct {
+	l        *AgentLoop
+	id       string
+	turn     int
+	observed bool
+	emitMu   sync.Mutex
+	// approveMu makes the approver see one call at a time.
+	approveMu sync.Mutex
+}
+
+func (l *AgentLoop) newRun(id string) *runState {
+	if id == "" {
+		id = newRunID()
+	}
+	return &runState{l: l, id: id, observed: l.OnEvent != nil}
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+func (rn *runState) emit(e *Event) {
+	if !rn.observed {
+		return
+	}
+	e.RunID = rn.id
+	if e.Turn == 0 {
+		e.Turn = rn.turn
+	}
+	e.Time = time.Now()
+	rn.emitMu.Lock()
+	defer rn.emitMu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			rn.logger().Error("toolloop: OnEvent panicked; event dropped", "event", e.Type, "panic", p)
+		}
+	}()
+	rn.l.OnEvent(*e)
+}
+
+func (rn *runState) logger() *slog.Logger {
+	if rn.l.Logger != nil {
+		return rn.l.Logger
+	}
+	return discardLogger
+}
+
+func (l *AgentLoop) maxIterations() int {
+	if l.MaxIterations > 0 {
+		return l.MaxIterations
+	}
+	return DefaultMaxIterations
+}
+
+func (l *AgentLoop) maxConcurrency() int {
+	if l.MaxConcurrency > 0 {
+		return l.MaxConcurrency
+	}
+	return DefaultMaxConcurrency
+}
+
+func (l *AgentLoop) toolTimeout() time.Duration {
+	if l.ToolTimeout > 0 {
+		return l.ToolTimeout
+	}
+	return DefaultToolTimeout
+}
+
+func (l *AgentLoop) maxResultBytes() int {
+	if l.MaxResultBytes == 0 {
+		return DefaultMaxResultBytes
+	}
+	return l.MaxResultBytes
+}
+
+// Run runs the loop on msgs until the model stops, a limit is reached or
+// ctx is done. It never modifies msgs.
+//
+// A transcript that ends mid-turn (calls without results, after a crash) is
+// repaired first: each such call gets a canceled result saying the run was
+// interrupted, and is never run again.
+//
+// Run returns the result so far with every error: ErrMaxIterations,
+// ErrLength, ErrPaused, a model error (wrapped, so errors.Is and errors.As
+// reach the provider's error), or ctx's error after giving every pending
+// call a canceled result.
+func (l *AgentLoop) Run(ctx context.Context, msgs []Message) (*RunResult, error) {
+	if l.Model == nil {
+		return nil, ErrNoModel
+	}
+	rn := l.newRun("")
+	res := &RunResult{RunID: rn.id, Messages: slices.Clone(msgs)}
+	rn.emit(&Event{Type: EventRunStart, Messages: msgs})
+	if fixed, synth, notes := repairTranscript(res.Messages); len(notes) > 0 {
+		res.Messages = fixed
+		rn.emit(&Event{Type: EventTranscriptRepaired, Messages: synth, Repairs: notes})
+	}
+	return l.loop(ctx, rn, res)
+}
+
+// loop takes model turns until the run ends.
+func (l *AgentLoop) loop(ctx context.Context, rn *runState, res *RunResult) (*RunResult, error) {
+	for {
+		if rn.turn >= l.maxIterations() {
+			res.StopReason = StopToolUse
+			return rn.end(res, ErrMaxIterations)
+		}
+		if err := ctx.Err(); err != nil {
+			res.StopReason = StopAborted
+			return rn.end(res, err)
+		}
+		rn.turn++
+		res.Turns = rn.turn
+		resp, err := l.generate(ctx, rn, res.Messages)
+		if err != nil {
+			res.StopReason = StopError
+			if ctx.Err() != nil {
+				res.StopReason = StopAborted
+			}
+			return rn.end(res, fmt.Errorf("toolloop: model: %w", err))
+		}
+		msg := l.stamp(rn, resp)
+		res.Usage.Add(resp.Usage)
+		res.Messages = append(res.Messages, msg)
+		res.FinalText = msg.Text()
+		res.StopReason = msg.StopReason
+		if len(msg.ToolCalls) == 0 {
+			if msg.StopReason == StopLength {
+				return rn.end(res, ErrLength)
+			}
+			return rn.end(res, nil)
+		}
+		if msg.StopReason == StopLength {
+			// The last call's arguments may be cut off: run none of them.
+			for _, tc := range msg.ToolCalls {
+				r := &ToolResult{CallID: tc.ID, Name: tc.Name, Status: StatusError,
+					Error: &ToolError{Kind: KindCanceled, Message: "not run: the model's output hit its token limit, so this call may be incomplete"}}
+				r.Content = []Content{TextContent(r.Error.Message)}
+				res.Messages = append(res.Messages, ToolMessage(r))
+				res.Executions = append(res.Executions, execution(rn.turn, r))
+			}
+			return rn.end(res, ErrLength)
+		}
+		results, pending := rn.runTurn(ctx, msg.ToolCalls, nil, rn.execCall)
+		if len(pending) > 0 {
+			return rn.pause(res, results, pending)
+		}
+		rn.appendResults(res, results)
+		if err := ctx.Err(); err != nil {
+			res.StopReason = StopAborted
+			return rn.end(res, err)
+		}
+	}
+}
+
+// stamp turns a model response into the assistant message of the
+// transcript: role, stop reason, usage and model set, and tool call IDs
+// made usable (a missing ID gets one; a repeated ID gets a suffix), so
+// that every call can be answered exactly once.
+func (l *AgentLoop) stamp(rn *runState, resp *Response) Message {
+	msg := resp.Message
+	msg.Role = RoleAssistant
+	msg.StopReason = resp.StopReason
+	if msg.StopReason == "" {
+		msg.StopReason = StopEnd
+		if len(msg.ToolCalls) > 0 {
+			msg.StopReason = StopToolUse
+		}
+	}
+	u := resp.Usage
+	msg.Usage = &u
+	msg.Model = resp.Model
+	if len(msg.ToolCalls) > 0 {
+		msg.ToolCalls = slices.Clone(msg.ToolCalls)
+		seen := make(map[string]bool, len(msg.ToolCalls))
+		for i := range msg.ToolCalls {
+			tc := &msg.ToolCalls[i]
+			if tc.ID == "" {
+				tc.ID = "call_" + strconv.Itoa(rn.turn) + "_" + strconv.Itoa(i)
+			}
+			for n := 2; seen[tc.ID]; n++ {
+				tc.ID = tc.ID + "_" + strconv.Itoa(n)
+			}
+			seen[tc.ID] = true
+		}
+	}
+	return msg
+}
+
+// generate asks the model for one turn, streaming if it can.
+func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message) (resp *Response, err error) {
+	req := &Request{Messages: msgs}
+	if l.Tools != nil {
+		req.Tools = l.Tools.Specs(ctx)
+	}
+	rn.emit(&Event{Type: EventModelRequest})
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, fmt.Errorf("model panicked: %v", p)
+		}
+		if err == nil && resp == nil {
+			err = errors.New("model returned no response")
+		}
+		if err == nil {
+			rn.emit(&Event{Type: EventModelResponse, Response: resp})
+		}
+	}()
+	s, ok := l.Model.(Streamer)
+	if !ok {
+		return l.Model.Generate(ctx, req)
+	}
+	for ch, err := range s.Stream(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		if ch.Text != "" {
+			rn.emit(&Event{Type: EventModelDelta, Text: ch.Text})
+		}
+		if ch.Response != nil {
+			resp = ch.Response
+		}
+	}
+	if resp == nil {
+		return nil, errors.New("model stream ended without a response")
+	}
+	return resp, nil
+}
+
+// runTurn runs the calls of one assistant turn through exec and returns
+// their results in call order. Calls run in parallel up to MaxConcurrency;
+// an exclusive tool waits for the calls before it and holds back the calls
+// after it. Calls whose result is already known (done[i] non-nil, on
+// resume) are not run again. A call that must wait for approval has a nil
+// result and is listed in pending.
+func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolResult,
+	exec func(context.Context, int, ToolCall) (*ToolResult, *PendingCall)) ([]*ToolResult, []PendingCall) {
+	results := make([]*ToolResult, len(calls))
+	pend := make([]*PendingCall, len(calls))
+	copy(results, done)
+	g := rn.group()
+	for i, tc := range calls {
+		if results[i] != nil {
+			continue
+		}
+		run := func() error {
+			results[i], pend[i] = exec(ctx, i, tc)
+			return nil
+		}
+		if !rn.exclusive(ctx, tc.Name) {
+			g.Go(run)
+			continue
+		}
+		_ = g.Wait()
+		_ = run()
+		g = rn.group()
+	}
+	_ = g.Wait()
+	var pending []PendingCall
+	for i, p := range pend {
+		if p != nil {
+			p.Index = i
+			pending = append(pending, *p)
+		}
+	}
+	return results, pending
+}
+
+func (rn *runState) group() *errgroup.Group {
+	g := new(errgroup.Group)
+	g.SetLimit(rn.l.maxConcurrency())
+	return g
+}
+
+func (rn *runState) exclusive(ctx context.Context, name string) bool {
+	if rn.l.Tools == nil {
+		return false
+	}
+	e := rn.l.Tools.resolve(ctx, name)
+	return e != nil && e.spec.Exclusive
+}
+
+// appendResults adds one tool message per result to the transcript.
+func (rn *runState) appendResults(res *RunResult, results []*ToolResult) {
+	for _, r := range results {
+		res.Messages = append(res.Messages, ToolMessage(r))
+		res.Executions = append(res.Executions, execution(rn.turn, r))
+	}
+}
+
+func execution(turn int, r *ToolResult) ToolExecution {
+	return ToolExecution{
+		Name: r.Name, CallID: r.CallID, Turn: turn,
+		Success: r.Status == StatusOK, Output: r.Text(), Error: r.Error, Latency: r.Meta.Duration,
+	}
+}
+
+// end reports the end of a run and returns its result.
+func (rn *runState) end(res *RunResult, err error) (*RunResult, error) {
+	if rn.observed {
+		e := &Event{Type: EventRunEnd, StopReason: res.StopReason, Usage: &res.Usage}
+		if err != nil {
+			e.Error = err.Error()
+		}
+		rn.emit(e)
+	}
+	return res, err
+}

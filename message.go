@@ -1,0 +1,280 @@
+package toolloop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"iter"
+	"strings"
+)
+
+// Role is who wrote a [Message].
+type Role string
+
+// The roles of a transcript.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	// RoleTool marks a message that carries one [ToolResult].
+	RoleTool Role = "tool"
+)
+
+// ContentType says which fields of a [Content] are set.
+type ContentType string
+
+// The content types. Providers map each to their own wire shape.
+const (
+	// ContentText is UTF-8 text in Content.Text.
+	ContentText ContentType = "text"
+	// ContentImage is an image: bytes in Content.Data with Content.MIMEType,
+	// or a URL in Content.URI.
+	ContentImage ContentType = "image"
+	// ContentAudio is audio bytes in Content.Data with Content.MIMEType.
+	ContentAudio ContentType = "audio"
+	// ContentJSON is a JSON value in Content.JSON.
+	ContentJSON ContentType = "json"
+	// ContentResource is a resource named by Content.URI, with its text in
+	// Content.Text or its bytes in Content.Data when the resource is embedded.
+	ContentResource ContentType = "resource"
+)
+
+// Content is one block of a message or of a tool result. Build it with
+// [TextContent], [ImageContent] or [JSONContent] rather than by hand.
+type Content struct {
+	Type ContentType `json:"type"`
+	// Text is the text of a text block, or of an embedded text resource.
+	Text string `json:"text,omitempty"`
+	// Data holds image, audio or binary resource bytes (base64 in JSON).
+	Data []byte `json:"data,omitempty"`
+	// MIMEType describes Data, or the resource named by URI.
+	MIMEType string `json:"mime_type,omitempty"`
+	// URI is an image URL or a resource URI.
+	URI string `json:"uri,omitempty"`
+	// JSON is the value of a JSON block.
+	JSON json.RawMessage `json:"json,omitempty"`
+}
+
+// TextContent returns a text block.
+func TextContent(text string) Content { return Content{Type: ContentText, Text: text} }
+
+// ImageContent returns an image block holding data of the given MIME type.
+func ImageContent(mimeType string, data []byte) Content {
+	return Content{Type: ContentImage, MIMEType: mimeType, Data: data}
+}
+
+// JSONContent returns a JSON block. raw must be valid JSON.
+func JSONContent(raw json.RawMessage) Content { return Content{Type: ContentJSON, JSON: raw} }
+
+// StopReason says why the model ended its turn.
+type StopReason string
+
+// The stop reasons. Providers map theirs onto these.
+const (
+	// StopEnd: the model finished its answer.
+	StopEnd StopReason = "stop"
+	// StopToolUse: the model wants its tool calls run.
+	StopToolUse StopReason = "tool_use"
+	// StopLength: the output hit the token limit; the turn is cut off.
+	StopLength StopReason = "length"
+	// StopRefusal: the provider refused or filtered the answer. The
+	// message's text says so; it is never an empty answer.
+	StopRefusal StopReason = "refusal"
+	// StopError: the provider reported an error for this turn.
+	StopError StopReason = "error"
+	// StopAborted: the turn was cancelled before it ended.
+	StopAborted StopReason = "aborted"
+)
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
+	// served from or written to a provider's prompt cache, where reported.
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
+}
+
+// ToolCall is a model's request to run a tool. ID is echoed back verbatim
+// in the [ToolResult] that answers it.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments are the arguments exactly as the model sent them. They may
+	// be malformed; the loop's validation stage deals with that.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// toolCallJSON is the wire form of ToolCall. Arguments that are not valid
+// JSON cannot be carried in a json.RawMessage, so they travel as a string
+// in RawArguments and the transcript still round-trips without loss.
+type toolCallJSON struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	RawArguments *string         `json:"raw_arguments,omitempty"`
+}
+
+// MarshalJSON implements [json.Marshaler].
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	w := toolCallJSON{ID: c.ID, Name: c.Name}
+	if json.Valid(c.Arguments) {
+		w.Arguments = c.Arguments
+	} else {
+		s := string(c.Arguments)
+		w.RawArguments = &s
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON implements [json.Unmarshaler].
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var w toolCallJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	c.ID, c.Name, c.Arguments = w.ID, w.Name, w.Arguments
+	if w.RawArguments != nil {
+		c.Arguments = json.RawMessage(*w.RawArguments)
+	}
+	return nil
+}
+
+// Message is one entry of a provider-neutral transcript.
+//
+// System and user messages carry Content. Assistant messages carry Content
+// and ToolCalls, and the loop stamps them with the turn's StopReason, Usage
+// and Model. A tool message carries exactly one Result, answering one call
+// of the assistant message before it.
+type Message struct {
+	Role      Role        `json:"role"`
+	Content   []Content   `json:"content,omitempty"`
+	ToolCalls []ToolCall  `json:"tool_calls,omitempty"`
+	Result    *ToolResult `json:"result,omitempty"`
+
+	StopReason StopReason `json:"stop_reason,omitempty"`
+	Usage      *Usage     `json:"usage,omitempty"`
+	Model      string     `json:"model,omitempty"`
+}
+
+// UserMessage returns a user message with one text block.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Content: []Content{TextContent(text)}}
+}
+
+// SystemMessage returns a system message with one text block.
+func SystemMessage(text string) Message {
+	return Message{Role: RoleSystem, Content: []Content{TextContent(text)}}
+}
+
+// ToolMessage returns the tool message that carries r.
+func ToolMessage(r *ToolResult) Message { return Message{Role: RoleTool, Result: r} }
+
+// Text returns the message's text blocks joined, in order.
+func (m *Message) Text() string { return joinText(m.Content) }
+
+func joinText(cs []Content) string {
+	switch n := countText(cs); n {
+	case 0:
+		return ""
+	case 1:
+		for _, c := range cs {
+			if c.Type == ContentText {
+				return c.Text
+			}
+		}
+	}
+	var b strings.Builder
+	for _, c := range cs {
+		if c.Type == ContentText {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+func countText(cs []Content) int {
+	n := 0
+	for _, c := range cs {
+		if c.Type == ContentText {
+			n++
+		}
+	}
+	return n
+}
+
+// Request is what the loop sends the model each turn.
+type Request struct {
+	// Messages is the whole transcript so far.
+	Messages []Message `json:"messages"`
+	// Tools are the specs of every tool the model may call, sorted by name.
+	Tools []ToolSpec `json:"tools,omitempty"`
+}
+
+// Response is the model's answer to a [Request].
+type Response struct {
+	// Message is the assistant message.
+	Message Message `json:"message"`
+	// StopReason says why the turn ended. If it is empty the loop infers it:
+	// tool_use when Message has tool calls, stop otherwise.
+	StopReason StopReason `json:"stop_reason"`
+	Usage      Usage      `json:"usage"`
+	// Model names the model that answered, as the provider reports it.
+	Model string `json:"model,omitempty"`
+}
+
+// Model is a language model behind some provider. It is the only thing the
+// loop knows about providers.
+//
+// Generate must honour ctx, must not keep req or its slices after it
+// returns, and must be safe to call again after it returns an error. A
+// provider failure is a Go error; a refusal is a Response with
+// [StopRefusal]. Use looptest.TestModel to check an implementation.
+type Model interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Chunk is one piece of a streamed turn. Text chunks arrive while the
+// model writes; the last chunk carries the assembled Response.
+type Chunk struct {
+	// Text is a text delta.
+	Text string
+	// Response is set on the final chunk only: the whole turn, with tool
+	// call arguments fully reassembled.
+	Response *Response
+}
+
+// Streamer is an optional ability of a [Model]: it streams a turn. The loop
+// uses Stream instead of Generate when a model has it, reporting text
+// deltas as [EventModelDelta] events. The sequence must end with a chunk
+// whose Response is set, or yield an error.
+type Streamer interface {
+	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
+}
+
+// ModelFunc adapts a function to the [Model] interface.
+type ModelFunc func(ctx context.Context, req *Request) (*Response, error)
+
+// Generate calls f.
+func (f ModelFunc) Generate(ctx context.Context, req *Request) (*Response, error) {
+	return f(ctx, req)
+}
+
+// compactJSON returns raw without insignificant whitespace, or raw itself
+// when it is already compact or not valid JSON.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil || b.Len() == len(raw) {
+		return raw
+	}
+	return b.Bytes()
+}

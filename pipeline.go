@@ -1,0 +1,488 @@
+package toolloop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// cancelGrace is how long a cancelled or timed-out tool gets to return on
+// its own before the loop gives up waiting and answers for it.
+const cancelGrace = 200 * time.Millisecond
+
+var errToolTimeout = errors.New("tool call timed out")
+
+// callRun is one tool call on its way through the pipeline:
+// normalize → resolve → validate → guard → pre-hook → execute → post-hook → truncate.
+type callRun struct {
+	rn    *runState
+	tc    ToolCall
+	start time.Time
+	e     *entry
+	call  *Call
+	meta  ResultMeta
+	notes []string // text the model sees after the output
+	stack string
+	done  atomic.Bool
+}
+
+// execCall runs one call through the pipeline. It returns the call's
+// result, or, when the guard asked and the run pauses for a human, the
+// pending call instead.
+func (rn *runState) execCall(ctx context.Context, _ int, tc ToolCall) (*ToolResult, *PendingCall) {
+	cr := &callRun{rn: rn, tc: tc, start: time.Now()}
+	if rn.observed {
+		rn.emit(&Event{Type: EventStart, CallID: tc.ID, Tool: tc.Name, Arguments: eventArgs(tc.Arguments)})
+	}
+	res, pend := cr.prepare(ctx)
+	if pend != nil {
+		return nil, pend
+	}
+	if res == nil {
+		res = cr.proceed(ctx)
+	}
+	return cr.finish(ctx, res), nil
+}
+
+// prepare runs the stages up to and including the guard. It returns a
+// result when the call ends early, a pending call when it must wait for a
+// human, or neither when the call may proceed.
+func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
+	l := cr.rn.l
+	if err := ctx.Err(); err != nil {
+		return errorResult(KindCanceled, "not run: the run was canceled before this call started (%v)", context.Cause(ctx)), nil
+	}
+	args := normalizeArgs(cr.tc.Arguments)
+	if l.Repair != nil && needsRepair(args) {
+		if fixed, repairs := cr.repair(args); len(repairs) > 0 {
+			args = fixed
+			cr.meta.Repairs = repairs
+			if cr.rn.observed {
+				cr.emit(&Event{Type: EventArgumentsRepaired, Repairs: repairs, Arguments: eventArgs(args)})
+			}
+		}
+	}
+	if res := cr.resolve(ctx); res != nil {
+		return res, nil
+	}
+	if te := cr.e.validate(args); te != nil {
+		return ErrorResult(te), nil
+	}
+	cr.call = &Call{
+		ID: cr.tc.ID, Name: cr.tc.Name, Arguments: args,
+		Annotations: cr.e.spec.Annotations, Source: cr.e.kind, SourceName: cr.e.source,
+		RunID: cr.rn.id, Turn: cr.rn.turn,
+	}
+	if cr.rn.observed {
+		cr.call.Reporter = cr
+	}
+	if l.Guard == nil {
+		return nil, nil
+	}
+	return cr.guard(ctx)
+}
+
+func (cr *callRun) repair(args json.RawMessage) (fixed json.RawMessage, repairs []string) {
+	defer func() {
+		if p := recover(); p != nil {
+			fixed, repairs = args, nil
+			cr.rn.logger().Warn("argument repairer panicked", "tool", cr.tc.Name, "panic", p)
+		}
+	}()
+	return cr.rn.l.Repair(args)
+}
+
+func (cr *callRun) resolve(ctx context.Context) *ToolResult {
+	reg := cr.rn.l.Tools
+	if reg != nil {
+		cr.e = reg.resolve(ctx, cr.tc.Name)
+	}
+	if cr.e != nil {
+		cr.meta.Source, cr.meta.SourceName = cr.e.kind, cr.e.source
+		return nil
+	}
+	msg := fmt.Sprintf("unknown tool %q.", cr.tc.Name)
+	if reg != nil {
+		if near := reg.Suggest(cr.tc.Name); len(near) > 0 {
+			msg += " Did you mean " + quoteList(near) + "?"
+		} else if specs := reg.Specs(ctx); len(specs) > 0 {
+			names := make([]string, 0, min(len(specs), 30))
+			for _, s := range specs[:min(len(specs), 30)] {
+				names = append(names, s.Name)
+			}
+			msg += " Available tools: " + quoteList(names) + "."
+		}
+	}
+	return errorResult(KindNotFound, "%s", msg)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// guard asks the guard, and the approver if the guard asks.
+func (cr *callRun) guard(ctx context.Context) (*ToolResult, *PendingCall) {
+	l := cr.rn.l
+	v, perr := protect(func() Verdict { return l.Guard.Check(ctx, cr.call) })
+	if perr != nil {
+		v = Verdict{Decision: Deny, Reason: "the guard failed: " + perr.Error(), Rule: "panic"}
+		cr.stack = string(perr.(*panicError).stack)
+	}
+	if cr.rn.observed {
+		cr.emit(&Event{Type: EventGuardVerdict, Verdict: &v})
+	}
+	switch v.Decision {
+	case Allow, "":
+		return nil, nil
+	case Modify:
+		return cr.modify(v), nil
+	case Deny:
+		return errorResult(KindDenied, "denied by policy: %s", orDefault(v.Reason, "no reason given")), nil
+	case Ask:
+		if v.Arguments != nil {
+			if res := cr.modify(v); res != nil {
+				return res, nil
+			}
+		}
+		return cr.ask(ctx, v)
+	}
+	return errorResult(KindDenied, "denied: the guard gave an unknown decision %q", v.Decision), nil
+}
+
+// modify applies a guard's rewritten arguments.
+func (cr *callRun) modify(v Verdict) *ToolResult {
+	args := normalizeArgs(v.Arguments)
+	if te := cr.e.validate(args); te != nil {
+		return errorResult(KindInvalidArgs, "policy rewrote the arguments into ones %s does not accept, so it did not run: %s", cr.tc.Name, te.Message)
+	}
+	cr.call.Arguments = args
+	cr.meta.Modified = append(cr.meta.Modified, "guard: "+orDefault(v.Rule, v.Reason))
+	cr.notes = append(cr.notes, fmt.Sprintf("Note: policy changed the arguments before the call ran (%s). It ran with: %s",
+		orDefault(v.Reason, "no reason given"), args))
+	return nil
+}
+
+// ask settles an Ask verdict: with an approver, synchronously; without
+// one, by pausing the run if the loop allows it, or else by denying.
+func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCall) {
+	l := cr.rn.l
+	if cr.rn.observed && (l.Approver != nil || l.PauseForApproval) {
+		cr.emit(&Event{Type: EventPermissionRequested, Verdict: &v})
+	}
+	if l.Approver == nil {
+		if l.PauseForApproval {
+			return nil, &PendingCall{
+				CallID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.call.Arguments,
+				Reason: v.Reason, Rule: v.Rule, Meta: cr.meta, Notes: cr.notes,
+			}
+		}
+		return errorResult(KindDenied, "denied: this call needs approval (%s) and no approver is configured", orDefault(v.Reason, "no reason given")), nil
+	}
+	cr.rn.approveMu.Lock()
+	a, err := protect2(func() (Approval, error) { return l.Approver.Approve(ctx, cr.call, v.Reason) })
+	cr.rn.approveMu.Unlock()
+	if err != nil {
+		a = Approval{Approved: false, Reason: "the approver failed: " + err.Error()}
+	}
+	if cr.rn.observed {
+		cr.emit(&Event{Type: EventPermissionCompleted, Approval: &a})
+	}
+	if !a.Approved {
+		return notApproved(a), nil
+	}
+	return nil, nil
+}
+
+func notApproved(a Approval) *ToolResult {
+	return errorResult(KindDenied, "denied by the approver: %s", orDefault(a.Reason, "no reason given"))
+}
+
+// proceed runs the pre-hooks, the tool and the post-hooks.
+func (cr *callRun) proceed(ctx context.Context) *ToolResult {
+	if res := cr.preHooks(ctx); res != nil {
+		return res
+	}
+	res := cr.execute(ctx)
+	return cr.postHooks(ctx, res)
+}
+
+func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
+	hooks := cr.rn.l.Hooks.PreToolUse
+	if len(hooks) == 0 {
+		return nil
+	}
+	modified := false
+	for i, h := range hooks {
+		r, err := protect2(func() (PreToolUse, error) { return h(ctx, cr.call) })
+		if err != nil {
+			cr.hookEvent("pre_tool_use", i, effectOf(err), err.Error())
+			return cr.hookFailure("pre-tool-use", i, err)
+		}
+		if r.Deny {
+			cr.hookEvent("pre_tool_use", i, "deny", r.Reason)
+			return errorResult(KindDenied, "denied by a pre-tool-use hook: %s", orDefault(r.Reason, "no reason given"))
+		}
+		if r.Arguments != nil {
+			cr.call.Arguments = normalizeArgs(r.Arguments)
+			cr.meta.Modified = append(cr.meta.Modified, fmt.Sprintf("pre_tool_use[%d]", i))
+			modified = true
+			cr.hookEvent("pre_tool_use", i, "modify", string(cr.call.Arguments))
+		}
+		if r.Context != "" {
+			cr.notes = append(cr.notes, r.Context)
+			cr.hookEvent("pre_tool_use", i, "context", r.Context)
+		}
+	}
+	if modified {
+		if te := cr.e.validate(cr.call.Arguments); te != nil {
+			return errorResult(KindInvalidArgs, "a pre-tool-use hook rewrote the arguments into ones %s does not accept, so it did not run: %s", cr.tc.Name, te.Message)
+		}
+	}
+	return nil
+}
+
+func (cr *callRun) postHooks(ctx context.Context, res *ToolResult) *ToolResult {
+	for i, h := range cr.rn.l.Hooks.PostToolUse {
+		r, err := protect2(func() (*ToolResult, error) { return h(ctx, cr.call, res) })
+		if err != nil {
+			eff := effectOf(err)
+			if eff == "error" {
+				eff = "reject"
+			}
+			cr.hookEvent("post_tool_use", i, eff, err.Error())
+			return cr.hookFailure("post-tool-use", i, err)
+		}
+		if r != nil {
+			res = r
+			cr.hookEvent("post_tool_use", i, "transform", "")
+		}
+	}
+	return res
+}
+
+// hookFailure turns a hook's error into the call's result: a *ToolError
+// keeps its kind, a panic is kind panic, anything else execution_failed.
+func (cr *callRun) hookFailure(hook string, i int, err error) *ToolResult {
+	var pe *panicError
+	if errors.As(err, &pe) {
+		cr.stack = string(pe.stack)
+		return errorResult(KindPanic, "%s hook %d panicked: %v", hook, i, pe.value)
+	}
+	var te *ToolError
+	if errors.As(err, &te) {
+		return ErrorResult(te)
+	}
+	return errorResult(KindExecutionFailed, "%s hook %d failed: %v", hook, i, err)
+}
+
+func effectOf(err error) string {
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return "panic"
+	}
+	return "error"
+}
+
+func (cr *callRun) hookEvent(hook string, i int, effect, detail string) {
+	if cr.rn.observed {
+		cr.emit(&Event{Type: EventHook, Hook: &HookEffect{Hook: hook, Index: i, Effect: effect, Detail: detail}})
+	}
+}
+
+// execute runs the tool, through the middleware, bounded by its timeout.
+func (cr *callRun) execute(ctx context.Context) *ToolResult {
+	timeout := cr.e.spec.Timeout
+	if timeout <= 0 {
+		timeout = cr.rn.l.toolTimeout()
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errToolTimeout)
+	defer cancel()
+	tool := cr.e.tool
+	h := chain(tool.Run, cr.rn.l.Hooks.Middleware)
+
+	type outcome struct {
+		res   *ToolResult
+		err   error
+		panic any
+		stack []byte
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- outcome{panic: p, stack: debug.Stack()}
+			}
+		}()
+		res, err := h(cctx, cr.call)
+		ch <- outcome{res: res, err: err}
+	}()
+	var o outcome
+	select {
+	case o = <-ch:
+	case <-cctx.Done():
+		t := time.NewTimer(cancelGrace)
+		select {
+		case o = <-ch:
+			t.Stop()
+		case <-t.C:
+			return cr.contextResult(cctx, timeout, " and did not stop when asked")
+		}
+	}
+	switch {
+	case o.panic != nil:
+		cr.stack = string(o.stack)
+		return errorResult(KindPanic, "tool %s panicked: %v", cr.tc.Name, o.panic)
+	case o.err != nil:
+		if cctx.Err() != nil && (errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded)) {
+			return cr.contextResult(cctx, timeout, "")
+		}
+		return ErrorResult(o.err)
+	case o.res == nil:
+		return &ToolResult{Status: StatusOK}
+	}
+	return o.res
+}
+
+func (cr *callRun) contextResult(cctx context.Context, timeout time.Duration, extra string) *ToolResult {
+	if context.Cause(cctx) == errToolTimeout {
+		return errorResult(KindTimeout, "tool %s timed out after %v%s", cr.tc.Name, timeout, extra)
+	}
+	return errorResult(KindCanceled, "tool %s was canceled: the run was stopped while it ran%s", cr.tc.Name, extra)
+}
+
+// finish normalizes the result, runs the failure hooks, adds the notes,
+// truncates, fills in the metadata and reports completion.
+func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
+	r := *res // never modify a result the tool may still hold
+	r.Content = r.Content[:len(r.Content):len(r.Content)]
+	switch {
+	case r.Error != nil:
+		r.Status = StatusError
+	case r.Status == StatusError:
+		r.Error = &ToolError{Kind: KindExecutionFailed, Message: orDefault(r.Text(), "the tool reported an error")}
+	case r.Status == "":
+		r.Status = StatusOK
+	}
+	if r.Status == StatusError && len(r.Content) == 0 {
+		r.Content = []Content{TextContent(r.Error.Message)}
+	}
+	if r.Status == StatusError && cr.call != nil {
+		for i, h := range cr.rn.l.Hooks.PostToolUseFailure {
+			g, err := protect(func() string { return h(ctx, cr.call, &r) })
+			if err != nil {
+				cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())
+				continue
+			}
+			if g != "" {
+				cr.notes = append(cr.notes, g)
+				cr.hookEvent("post_tool_use_failure", i, "guidance", g)
+			}
+		}
+	}
+	for _, n := range cr.notes {
+		r.Content = append(r.Content, TextContent(n))
+	}
+	budget := cr.rn.l.maxResultBytes()
+	r.Meta.Bytes = contentBytes(r.Content)
+	if budget > 0 {
+		r.Content, r.Meta.Truncated = truncateContent(r.Content, budget)
+	}
+	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
+	r.Meta.Source, r.Meta.SourceName = cr.meta.Source, cr.meta.SourceName
+	r.Meta.Repairs, r.Meta.Modified = cr.meta.Repairs, cr.meta.Modified
+	r.Meta.Duration = time.Since(cr.start)
+	cr.done.Store(true)
+	if cr.rn.observed {
+		cr.emit(&Event{Type: EventComplete, Result: &r, Stack: cr.stack})
+	}
+	return &r
+}
+
+// ReportProgress implements [Reporter] for the loop's calls.
+func (cr *callRun) ReportProgress(_ *Call, p Progress) {
+	if !cr.done.Load() {
+		cr.emit(&Event{Type: EventProgress, Progress: &p})
+	}
+}
+
+// ReportPartial implements [Reporter] for the loop's calls.
+func (cr *callRun) ReportPartial(_ *Call, text string) {
+	if !cr.done.Load() {
+		cr.emit(&Event{Type: EventPartialResult, Text: text})
+	}
+}
+
+func (cr *callRun) emit(e *Event) {
+	e.CallID, e.Tool = cr.tc.ID, cr.tc.Name
+	e.Source, e.SourceName = cr.meta.Source, cr.meta.SourceName
+	cr.rn.emit(e)
+}
+
+// normalizeArgs trims space and turns empty arguments into {}, as models
+// send for tools without parameters.
+func normalizeArgs(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return json.RawMessage("{}")
+	}
+	return t
+}
+
+func needsRepair(args json.RawMessage) bool {
+	return args[0] == '"' || args[0] == '`' || !json.Valid(args)
+}
+
+// eventArgs makes arguments safe to put in an event: invalid JSON travels
+// as a JSON string.
+func eventArgs(raw json.RawMessage) json.RawMessage {
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// panicError carries a recovered panic as an error.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// protect calls f, turning a panic into a *panicError.
+func protect[T any](f func() T) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return f(), nil
+}
+
+// protect2 is protect for functions that return an error too.
+func protect2[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return f()
+}

@@ -1,0 +1,356 @@
+package toolloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Source supplies tools to a [ToolRegistry]: the built-in workspace tools,
+// a plugin process, an MCP server.
+//
+// Tools is called when the source is added and again whenever the source
+// reports a change through [Notifier]. It must be safe for concurrent use.
+type Source interface {
+	// Name identifies the source in results and events: an MCP server's or
+	// a plugin's name. Names are unique within a registry.
+	Name() string
+	Kind() SourceKind
+	Tools(ctx context.Context) ([]Tool, error)
+}
+
+// Notifier is an optional ability of a [Source] whose tool list changes at
+// run time, as an MCP server's does. The registry calls Notify once, when
+// the source is added; the source calls changed (from any goroutine, as
+// often as it likes) whenever its list has changed, and the registry reads
+// the list again before its next lookup.
+type Notifier interface {
+	Notify(changed func())
+}
+
+// NewSource returns a [Source] over a fixed list of tools.
+func NewSource(name string, kind SourceKind, tools ...Tool) Source {
+	return &staticSource{name: name, kind: kind, tools: slices.Clone(tools)}
+}
+
+type staticSource struct {
+	name  string
+	kind  SourceKind
+	tools []Tool
+}
+
+func (s *staticSource) Name() string                          { return s.name }
+func (s *staticSource) Kind() SourceKind                      { return s.kind }
+func (s *staticSource) Tools(context.Context) ([]Tool, error) { return s.tools, nil }
+
+// LocalSource is the name of the builtin source that [ToolRegistry.Register]
+// adds tools to.
+const LocalSource = "local"
+
+// Shadowing reports a tool that is hidden because an earlier source has a
+// tool of the same name. Kinds resolve builtin, then plugin, then mcp;
+// sources of one kind resolve in the order they were added.
+type Shadowing struct {
+	Name string `json:"name"`
+	// Winner and Loser name the sources as "kind:name".
+	Winner string `json:"winner"`
+	Loser  string `json:"loser"`
+}
+
+// ToolRegistry holds the tools the model may call, from several sources,
+// and resolves a name to one tool. Its zero value is an empty registry
+// ready to use. It is safe for concurrent use.
+type ToolRegistry struct {
+	// Logger, if set, receives reports of shadowed tools and of sources
+	// that fail to refresh. Set it before adding sources.
+	Logger *slog.Logger
+
+	mu      sync.Mutex // serializes changes
+	sources []*sourceState
+	local   []Tool
+	dirty   atomic.Bool
+	snap    atomic.Pointer[snapshot]
+}
+
+type sourceState struct {
+	src   Source
+	kind  SourceKind
+	name  string
+	order int
+	tools []*entry
+	stale atomic.Bool
+}
+
+// entry is a resolved, compiled tool.
+type entry struct {
+	tool   Tool
+	spec   ToolSpec
+	schema *jsonschema.Schema
+	kind   SourceKind
+	source string
+}
+
+type snapshot struct {
+	byName   map[string]*entry
+	specs    []ToolSpec // sorted by name
+	shadowed []Shadowing
+}
+
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ValidToolName reports whether name is a tool name every major provider
+// accepts: 1 to 64 characters from a-z, A-Z, 0-9, _ and -.
+func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
+
+func kindRank(k SourceKind) int {
+	switch k {
+	case SourceBuiltin:
+		return 0
+	case SourcePlugin:
+		return 1
+	case SourceMCP:
+		return 2
+	}
+	return 3
+}
+
+// Register adds tools to the registry's own builtin source, named
+// [LocalSource]. It fails, adding nothing, if a name is invalid or taken in
+// that source, or a schema does not compile.
+func (r *ToolRegistry) Register(tools ...Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := append(slices.Clone(r.local), tools...)
+	entries, err := compileTools(SourceBuiltin, LocalSource, all)
+	if err != nil {
+		return err
+	}
+	st := r.find(LocalSource)
+	if st == nil {
+		st = &sourceState{src: NewSource(LocalSource, SourceBuiltin), kind: SourceBuiltin, name: LocalSource, order: -1}
+		r.sources = append(r.sources, st)
+	}
+	st.tools = entries
+	r.local = all
+	r.rebuild()
+	return nil
+}
+
+// MustRegister is like Register but panics on error. It suits tools
+// defined in the program itself, where an error is a bug.
+func (r *ToolRegistry) MustRegister(tools ...Tool) {
+	if err := r.Register(tools...); err != nil {
+		panic(err)
+	}
+}
+
+// AddSource lists the source's tools now, compiles their schemas, and adds
+// them to the registry. It fails, adding nothing, if the source cannot list
+// its tools, its name is taken, or any of its tools has an invalid name, a
+// duplicate name or a schema that does not compile.
+func (r *ToolRegistry) AddSource(ctx context.Context, src Source) error {
+	if src == nil {
+		return errors.New("toolloop: AddSource: nil source")
+	}
+	name, kind := src.Name(), src.Kind()
+	if kindRank(kind) > 2 {
+		return fmt.Errorf("toolloop: source %q: unknown kind %q", name, kind)
+	}
+	tools, err := src.Tools(ctx)
+	if err != nil {
+		return fmt.Errorf("toolloop: source %q: listing tools: %w", name, err)
+	}
+	entries, err := compileTools(kind, name, tools)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.find(name) != nil {
+		return fmt.Errorf("toolloop: source %q added twice", name)
+	}
+	st := &sourceState{src: src, kind: kind, name: name, order: len(r.sources), tools: entries}
+	r.sources = append(r.sources, st)
+	r.rebuild()
+	if n, ok := src.(Notifier); ok {
+		n.Notify(func() {
+			st.stale.Store(true)
+			r.dirty.Store(true)
+		})
+	}
+	return nil
+}
+
+// Refresh reads the tool list of every source that reported a change. The
+// registry calls it itself before a lookup; call it to surface errors. A
+// source that fails keeps its previous tools, and the error is returned.
+func (r *ToolRegistry) Refresh(ctx context.Context) error {
+	if !r.dirty.Load() {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.dirty.Swap(false) {
+		return nil
+	}
+	var errs []error
+	changed := false
+	for _, st := range r.sources {
+		if !st.stale.Swap(false) {
+			continue
+		}
+		tools, err := st.src.Tools(ctx)
+		if err == nil {
+			var entries []*entry
+			entries, err = compileTools(st.kind, st.name, tools)
+			if err == nil {
+				st.tools, changed = entries, true
+				continue
+			}
+		}
+		err = fmt.Errorf("toolloop: refreshing source %q: %w", st.name, err)
+		r.logger().Warn("tool source refresh failed; keeping its previous tools", "source", st.name, "err", err)
+		errs = append(errs, err)
+	}
+	if changed {
+		r.rebuild()
+	}
+	return errors.Join(errs...)
+}
+
+// Specs returns the spec of every tool the model may call, sorted by name,
+// so the prompt is stable from turn to turn. The slice is shared: do not
+// modify it.
+func (r *ToolRegistry) Specs(ctx context.Context) []ToolSpec {
+	_ = r.Refresh(ctx)
+	if s := r.snap.Load(); s != nil {
+		return s.specs
+	}
+	return nil
+}
+
+// Lookup returns the tool that name resolves to.
+func (r *ToolRegistry) Lookup(ctx context.Context, name string) (Tool, bool) {
+	e := r.resolve(ctx, name)
+	if e == nil {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// Shadowed lists the tools hidden by a tool of the same name in an earlier
+// source.
+func (r *ToolRegistry) Shadowed() []Shadowing {
+	if s := r.snap.Load(); s != nil {
+		return slices.Clone(s.shadowed)
+	}
+	return nil
+}
+
+// Suggest returns up to three registered names close to name, closest
+// first, for telling the model what it may have meant.
+func (r *ToolRegistry) Suggest(name string) []string {
+	s := r.snap.Load()
+	if s == nil {
+		return nil
+	}
+	names := make([]string, len(s.specs))
+	for i, sp := range s.specs {
+		names[i] = sp.Name
+	}
+	return closestNames(name, names, 3)
+}
+
+func (r *ToolRegistry) resolve(ctx context.Context, name string) *entry {
+	if r.dirty.Load() {
+		_ = r.Refresh(ctx)
+	}
+	s := r.snap.Load()
+	if s == nil {
+		return nil
+	}
+	return s.byName[name]
+}
+
+func (r *ToolRegistry) find(name string) *sourceState {
+	for _, st := range r.sources {
+		if st.name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+func (r *ToolRegistry) logger() *slog.Logger {
+	if r.Logger != nil {
+		return r.Logger
+	}
+	return discardLogger
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// rebuild makes a new snapshot from the sources. r.mu must be held.
+func (r *ToolRegistry) rebuild() {
+	order := slices.Clone(r.sources)
+	slices.SortStableFunc(order, func(a, b *sourceState) int {
+		if d := kindRank(a.kind) - kindRank(b.kind); d != 0 {
+			return d
+		}
+		return a.order - b.order
+	})
+	old := r.snap.Load()
+	s := &snapshot{byName: map[string]*entry{}}
+	for _, st := range order {
+		for _, e := range st.tools {
+			if w, taken := s.byName[e.spec.Name]; taken {
+				sh := Shadowing{Name: e.spec.Name, Winner: string(w.kind) + ":" + w.source, Loser: string(e.kind) + ":" + e.source}
+				s.shadowed = append(s.shadowed, sh)
+				if old == nil || !slices.Contains(old.shadowed, sh) {
+					r.logger().Warn("tool shadowed by an earlier source", "tool", sh.Name, "winner", sh.Winner, "loser", sh.Loser)
+				}
+				continue
+			}
+			s.byName[e.spec.Name] = e
+			s.specs = append(s.specs, e.spec)
+		}
+	}
+	slices.SortFunc(s.specs, func(a, b ToolSpec) int { return strings.Compare(a.Name, b.Name) })
+	r.snap.Store(s)
+}
+
+// compileTools checks and compiles a source's tools.
+func compileTools(kind SourceKind, source string, tools []Tool) ([]*entry, error) {
+	seen := make(map[string]bool, len(tools))
+	entries := make([]*entry, 0, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			return nil, fmt.Errorf("toolloop: source %q: nil tool", source)
+		}
+		spec := t.Spec()
+		if !ValidToolName(spec.Name) {
+			return nil, fmt.Errorf("toolloop: source %q: invalid tool name %q: want 1 to 64 of a-z, A-Z, 0-9, _ and -", source, spec.Name)
+		}
+		if seen[spec.Name] {
+			return nil, fmt.Errorf("toolloop: source %q: tool %q registered twice", source, spec.Name)
+		}
+		seen[spec.Name] = true
+		if len(spec.InputSchema) == 0 {
+			spec.InputSchema = emptyObjectSchema
+		}
+		schema, err := compileSchema(spec.Name, spec.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("toolloop: source %q: tool %q: %w", source, spec.Name, err)
+		}
+		entries = append(entries, &entry{tool: t, spec: spec, schema: schema, kind: kind, source: source})
+	}
+	return entries, nil
+}

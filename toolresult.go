@@ -1,0 +1,145 @@
+package toolloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status says whether a tool call succeeded.
+type Status string
+
+// The statuses of a [ToolResult].
+const (
+	StatusOK    Status = "ok"
+	StatusError Status = "error"
+)
+
+// ErrorKind classifies a failed tool call. The model sees the message; code
+// switches on the kind.
+type ErrorKind string
+
+// The error kinds. Every stage of the pipeline fails with one of these.
+const (
+	// KindNotFound: no source has a tool of that name.
+	KindNotFound ErrorKind = "not_found"
+	// KindInvalidArgs: the arguments are not JSON or break the schema.
+	KindInvalidArgs ErrorKind = "invalid_args"
+	// KindDenied: a guard, an approver or a hook refused the call.
+	KindDenied ErrorKind = "denied"
+	// KindTimeout: the call ran past its timeout.
+	KindTimeout ErrorKind = "timeout"
+	// KindCanceled: the run was cancelled or interrupted before the call
+	// finished.
+	KindCanceled ErrorKind = "canceled"
+	// KindPanic: the tool or a hook panicked. The stack goes to the
+	// completion event, never to the model.
+	KindPanic ErrorKind = "panic"
+	// KindExecutionFailed: the tool ran and failed.
+	KindExecutionFailed ErrorKind = "execution_failed"
+)
+
+// ToolError is the error of a failed [ToolResult]. It is also an error a
+// tool or hook may return to choose the kind of its failure: a tool that
+// refuses a path returns &ToolError{Kind: KindDenied, Message: ...}.
+type ToolError struct {
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
+}
+
+// Error implements the error interface.
+func (e *ToolError) Error() string { return string(e.Kind) + ": " + e.Message }
+
+// Errorf returns a *ToolError of the given kind.
+func Errorf(kind ErrorKind, format string, args ...any) *ToolError {
+	return &ToolError{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// SourceKind is the kind of a tool [Source]. Kinds resolve in the order
+// builtin, plugin, mcp.
+type SourceKind string
+
+// The source kinds, in resolution order.
+const (
+	SourceBuiltin SourceKind = "builtin"
+	SourcePlugin  SourceKind = "plugin"
+	SourceMCP     SourceKind = "mcp"
+)
+
+// ResultMeta is what the loop records about a result besides its content.
+// It is not shown to the model.
+type ResultMeta struct {
+	// Bytes is the size of the content before truncation.
+	Bytes int `json:"bytes"`
+	// Truncated reports that the content was cut to the byte budget.
+	Truncated bool `json:"truncated,omitempty"`
+	// MIMEType describes the content, when the tool knows it.
+	MIMEType string `json:"mime,omitempty"`
+	// Duration is how long the call took, from resolution to truncation.
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Source and SourceName are the provenance of the tool: its source's
+	// kind and name (the MCP server or plugin).
+	Source     SourceKind `json:"source,omitempty"`
+	SourceName string     `json:"source_name,omitempty"`
+	// Repairs lists the fixes the argument repairer made, if any.
+	Repairs []string `json:"repairs,omitempty"`
+	// Modified lists who rewrote the arguments (a guard verdict or a hook),
+	// in order.
+	Modified []string `json:"modified,omitempty"`
+	// Extra holds tool-specific facts, such as a shell command's exit code.
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// ToolResult is the one shape every tool call ends in, whatever its
+// source. The loop sends Content to the model, marked as an error when
+// Status is StatusError.
+type ToolResult struct {
+	CallID  string     `json:"call_id"`
+	Name    string     `json:"name"`
+	Status  Status     `json:"status"`
+	Content []Content  `json:"content,omitempty"`
+	Error   *ToolError `json:"error,omitempty"`
+	Meta    ResultMeta `json:"meta"`
+}
+
+// Text returns the result's text blocks joined, in order.
+func (r *ToolResult) Text() string { return joinText(r.Content) }
+
+// IsError reports whether the call failed.
+func (r *ToolResult) IsError() bool { return r.Status == StatusError }
+
+// TextResult returns a successful result holding text.
+func TextResult(text string) *ToolResult {
+	return &ToolResult{Status: StatusOK, Content: []Content{TextContent(text)}}
+}
+
+// ErrorResult returns a failed result whose model-visible text is the
+// error's message. A *ToolError in err's chain gives the kind; a context
+// error gives timeout or canceled; anything else is execution_failed.
+func ErrorResult(err error) *ToolResult {
+	te := asToolError(err)
+	return &ToolResult{
+		Status:  StatusError,
+		Content: []Content{TextContent(te.Message)},
+		Error:   te,
+	}
+}
+
+func errorResult(kind ErrorKind, format string, args ...any) *ToolResult {
+	return ErrorResult(Errorf(kind, format, args...))
+}
+
+func asToolError(err error) *ToolError {
+	var te *ToolError
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.Is(err, context.DeadlineExceeded):
+		return &ToolError{Kind: KindTimeout, Message: err.Error()}
+	case errors.Is(err, context.Canceled):
+		return &ToolError{Kind: KindCanceled, Message: err.Error()}
+	default:
+		return &ToolError{Kind: KindExecutionFailed, Message: err.Error()}
+	}
+}

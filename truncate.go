@@ -1,0 +1,254 @@
+package toolloop
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultMaxResultBytes is the default byte budget of one tool result.
+const DefaultMaxResultBytes = 64 << 10
+
+// TruncateText fits s into budget bytes. If s is longer, it keeps a head
+// and a longer tail (errors are usually at the end) around a marker that
+// says how much was cut, and never splits a UTF-8 character. Invalid UTF-8
+// is replaced with U+FFFD first, so the result is always valid UTF-8 and at
+// most budget bytes long.
+func TruncateText(s string, budget int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) <= budget {
+		return s
+	}
+	return cutMiddle(s, max(budget, 0))
+}
+
+// cutMiddle assumes valid UTF-8 longer than budget.
+func cutMiddle(s string, budget int) string {
+	// Size the marker for the largest possible cut; the real one is no longer.
+	marker := truncMarker(len(s), len(s))
+	if budget < len(marker)+16 {
+		return s[:runeFloor(s, budget)]
+	}
+	avail := budget - len(marker)
+	headLen := runeFloor(s, avail*2/5)
+	tailStart := runeCeil(s, len(s)-(avail-headLen))
+	cut := tailStart - headLen
+	marker = truncMarker(cut, len(s))
+	var b strings.Builder
+	b.Grow(headLen + len(marker) + len(s) - tailStart)
+	b.WriteString(s[:headLen])
+	b.WriteString(marker)
+	b.WriteString(s[tailStart:])
+	return b.String()
+}
+
+func truncMarker(cut, total int) string {
+	return "\n\n[... " + strconv.Itoa(cut) + " of " + strconv.Itoa(total) +
+		" bytes cut from the middle of this output ...]\n\n"
+}
+
+// runeFloor returns the largest i <= n that starts a rune of s.
+func runeFloor(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+// runeCeil returns the smallest i >= n that starts a rune of s.
+func runeCeil(s string, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	for n < len(s) && !utf8.RuneStart(s[n]) {
+		n++
+	}
+	return n
+}
+
+// contentBytes is the size of the blocks the budget applies to: text,
+// JSON and resource text. Images and audio are not counted.
+func contentBytes(cs []Content) int {
+	n := 0
+	for i := range cs {
+		n += len(cs[i].Text) + len(cs[i].JSON)
+	}
+	return n
+}
+
+// truncateContent fits the text and JSON blocks of cs into budget bytes in
+// all. Blocks smaller than their fair share keep everything; the rest split
+// what is left. It returns cs itself when nothing had to change. Text is
+// made valid UTF-8 on the way.
+func truncateContent(cs []Content, budget int) (out []Content, truncated bool) {
+	if contentBytes(cs) <= budget && validUTF8(cs) {
+		return cs, false
+	}
+	sizes := make([]int, len(cs))
+	for i := range cs {
+		sizes[i] = len(cs[i].Text) + len(cs[i].JSON)
+	}
+	shares := fairShares(sizes, budget)
+	out = slices.Clone(cs)
+	for i := range out {
+		c := &out[i]
+		if len(c.JSON) > 0 {
+			if len(c.JSON) > shares[i] {
+				c.JSON, c.Text, c.Type = truncateJSON(c.JSON, shares[i])
+				if c.Type == "" {
+					c.Type = ContentJSON
+				}
+				truncated = true
+			}
+			continue
+		}
+		if c.Text != "" {
+			truncated = truncated || len(c.Text) > shares[i]
+			c.Text = TruncateText(c.Text, shares[i])
+		}
+	}
+	return out, truncated
+}
+
+func validUTF8(cs []Content) bool {
+	for i := range cs {
+		if !utf8.ValidString(cs[i].Text) {
+			return false
+		}
+	}
+	return true
+}
+
+// fairShares splits budget over blocks of the given sizes: small blocks get
+// all they need and the large ones share the rest equally.
+func fairShares(sizes []int, budget int) []int {
+	shares := make([]int, len(sizes))
+	idx := make([]int, 0, len(sizes))
+	for i, s := range sizes {
+		if s > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortFunc(idx, func(a, b int) int { return sizes[a] - sizes[b] })
+	left := max(budget, 0)
+	for k, i := range idx {
+		fair := left / (len(idx) - k)
+		shares[i] = min(sizes[i], fair)
+		left -= shares[i]
+	}
+	return shares
+}
+
+// truncateJSON fits a JSON value into budget bytes. An array keeps its
+// leading elements and ends with a note saying how many were left out; an
+// object keeps its leading members and gains a "_truncated" member. Other
+// values, or containers whose first item does not fit, fall back to text
+// truncation of the JSON source, and the block becomes text.
+func truncateJSON(raw json.RawMessage, budget int) (json.RawMessage, string, ContentType) {
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 1 && (s[0] == '[' || s[0] == '{') {
+		if out, ok := truncateContainer(s, budget); ok {
+			return json.RawMessage(out), "", ContentJSON
+		}
+	}
+	return nil, TruncateText(s, budget), ContentText
+}
+
+func truncateContainer(s string, budget int) (string, bool) {
+	isObj := s[0] == '{'
+	items := splitTopLevel(s)
+	total := len(items)
+	note := func(kept int) string {
+		msg := strconv.Quote(strconv.Itoa(total-kept) + " of " + strconv.Itoa(total) + " items cut to fit the output budget")
+		if isObj {
+			return `"_truncated":` + msg
+		}
+		return `{"_truncated":` + msg + `}`
+	}
+	var b strings.Builder
+	b.WriteByte(s[0])
+	kept := 0
+	for _, it := range items {
+		extra := len(it) + 1 // the item and a comma
+		if b.Len()+extra+len(note(kept+1))+1 > budget {
+			break
+		}
+		if kept > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(it)
+		kept++
+	}
+	if kept == 0 {
+		return "", false
+	}
+	if kept < total {
+		b.WriteByte(',')
+		b.WriteString(note(kept))
+	}
+	if isObj {
+		b.WriteByte('}')
+	} else {
+		b.WriteByte(']')
+	}
+	out := b.String()
+	return out, len(out) <= budget
+}
+
+// splitTopLevel returns the elements of a JSON array, or the "key":value
+// members of a JSON object, as substrings of s, which must be valid JSON.
+func splitTopLevel(s string) []string {
+	var items []string
+	depth, start := 0, -1
+	inStr, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+			if depth == 1 && start < 0 {
+				start = i
+			}
+		case '[', '{':
+			depth++
+			if depth == 2 && start < 0 {
+				start = i
+			}
+		case ']', '}':
+			if depth == 1 && start >= 0 {
+				items = append(items, strings.TrimSpace(s[start:i]))
+				start = -1
+			}
+			depth--
+		case ',':
+			if depth == 1 && start >= 0 {
+				items = append(items, strings.TrimSpace(s[start:i]))
+				start = -1
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			if depth == 1 && start < 0 {
+				start = i
+			}
+		}
+	}
+	return items
+}

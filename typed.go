@@ -1,0 +1,128 @@
+package toolloop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
+
+// FuncTool is a [Tool] built from a Go function by [NewTool]. Set its
+// exported fields before registering it; the registry reads the spec once.
+type FuncTool[In any] struct {
+	// Annotations, Timeout and Exclusive go into the tool's [ToolSpec].
+	Annotations Annotations
+	Timeout     time.Duration
+	Exclusive   bool
+
+	name, description string
+	schema            json.RawMessage
+	fn                func(context.Context, In) (any, error)
+}
+
+// NewTool builds a tool from fn, inferring the input schema from In, which
+// must be a struct (or a pointer to one).
+//
+// The schema comes from the struct's json tags and its jsonschema tags, as
+// read by github.com/invopop/jsonschema: a field is required unless its
+// json tag says omitempty or omitzero, unknown properties are refused, and
+// `jsonschema:"description=...,enum=a,enum=b,minimum=1"` and the like add
+// descriptions, enums and bounds. A `jsonschema_description` tag may hold a
+// description with commas in it.
+//
+// fn's result becomes the tool's output: a string is text, a *ToolResult,
+// Content or []Content is used as is, nil is an empty success, and any
+// other value is marshalled to a JSON block. An error fails the call (see
+// [Tool]).
+//
+// NewTool panics if In has no valid schema: that is a mistake in the
+// program, like registering a nil handler.
+func NewTool[In any](name, description string, fn func(context.Context, In) (any, error)) *FuncTool[In] {
+	if fn == nil {
+		panic("toolloop: NewTool " + name + ": nil function")
+	}
+	schema, err := SchemaFor[In]()
+	if err != nil {
+		panic("toolloop: NewTool " + name + ": " + err.Error())
+	}
+	return &FuncTool[In]{name: name, description: description, schema: schema, fn: fn}
+}
+
+// Spec implements [Tool].
+func (t *FuncTool[In]) Spec() ToolSpec {
+	return ToolSpec{
+		Name:        t.name,
+		Description: t.description,
+		InputSchema: t.schema,
+		Annotations: t.Annotations,
+		Timeout:     t.Timeout,
+		Exclusive:   t.Exclusive,
+	}
+}
+
+// Run implements [Tool]: it decodes the arguments into In and calls the
+// function.
+func (t *FuncTool[In]) Run(ctx context.Context, call *Call) (*ToolResult, error) {
+	var in In
+	if err := call.Bind(&in); err != nil {
+		return nil, err
+	}
+	out, err := t.fn(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return resultOf(out)
+}
+
+// resultOf turns a typed tool's output into a result.
+func resultOf(out any) (*ToolResult, error) {
+	switch v := out.(type) {
+	case nil:
+		return &ToolResult{Status: StatusOK}, nil
+	case string:
+		return TextResult(v), nil
+	case *ToolResult:
+		return v, nil
+	case Content:
+		return &ToolResult{Status: StatusOK, Content: []Content{v}}, nil
+	case []Content:
+		return &ToolResult{Status: StatusOK, Content: v}, nil
+	case json.RawMessage:
+		if !json.Valid(v) {
+			return nil, fmt.Errorf("tool returned invalid JSON")
+		}
+		return &ToolResult{Status: StatusOK, Content: []Content{JSONContent(v)}}, nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encoding tool output: %w", err)
+	}
+	return &ToolResult{Status: StatusOK, Content: []Content{JSONContent(b)}, Meta: ResultMeta{MIMEType: "application/json"}}, nil
+}
+
+// SchemaFor returns the JSON Schema that [NewTool] infers for In. Plugin and
+// MCP adapters use it to describe typed tools the same way.
+func SchemaFor[In any]() (json.RawMessage, error) {
+	t := reflect.TypeFor[In]()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("input type %s is not a struct", t)
+	}
+	r := jsonschema.Reflector{
+		Anonymous:      true,
+		DoNotReference: true,
+		ExpandedStruct: true,
+	}
+	s := r.ReflectFromType(t)
+	s.Version = "" // providers do not want $schema in tool parameters
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding schema for %s: %w", t, err)
+	}
+	return b, nil
+}
