@@ -93,13 +93,13 @@ type Event struct {
 	Text string `json:"text,omitempty"`
 
 	// Run and model events.
-	Messages   []Message         `json:"messages,omitempty"`
-	Response   *Response         `json:"response,omitempty"`
-	Pending    []PendingCall     `json:"pending,omitempty"`
+	Messages   []Message           `json:"messages,omitempty"`
+	Response   *Response           `json:"response,omitempty"`
+	Pending    []PendingCall       `json:"pending,omitempty"`
 	Approvals  map[string]Approval `json:"approvals,omitempty"`
-	StopReason StopReason        `json:"stop_reason,omitempty"`
-	Usage      *Usage            `json:"usage,omitempty"`
-	Error      string            `json:"error,omitempty"`
+	StopReason StopReason          `json:"stop_reason,omitempty"`
+	Usage      *Usage              `json:"usage,omitempty"`
+	Error      string              `json:"error,omitempty"`
 }
 
 // HookEffect describes what a hook did to a call.
