@@ -29,7 +29,8 @@ const (
 	EventModelRequest EventType = "model.request"
 	// EventModelDelta: a streamed text delta, in Text.
 	EventModelDelta EventType = "model.delta"
-	// EventModelResponse: the model answered; Response holds the turn.
+	// EventModelResponse: the model answered; Response holds the turn, its
+	// Message exactly as appended to the transcript.
 	EventModelResponse EventType = "model.response"
 
 	// EventStart: a call entered the pipeline; Arguments as the model sent

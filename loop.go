@@ -243,6 +243,10 @@ func (l *AgentLoop) loop(ctx context.Context, rn *runState, res *RunResult) (*Ru
 			return rn.end(res, fmt.Errorf("toolloop: model: %w", err))
 		}
 		msg := l.stamp(rn, resp)
+		if rn.observed {
+			rn.emit(&Event{Type: EventModelResponse, Response: &Response{
+				Message: msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
+		}
 		res.Usage.Add(resp.Usage)
 		res.Messages = append(res.Messages, msg)
 		res.FinalText = msg.Text()
@@ -323,9 +327,6 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message) 
 		}
 		if err == nil && resp == nil {
 			err = errors.New("model returned no response")
-		}
-		if err == nil {
-			rn.emit(&Event{Type: EventModelResponse, Response: resp})
 		}
 	}()
 	s, ok := l.Model.(Streamer)
