@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // Defaults for the zero fields of an [AgentLoop].
@@ -348,59 +346,6 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message) 
 		return nil, errors.New("model stream ended without a response")
 	}
 	return resp, nil
-}
-
-// runTurn runs the calls of one assistant turn through exec and returns
-// their results in call order. Calls run in parallel up to MaxConcurrency;
-// an exclusive tool waits for the calls before it and holds back the calls
-// after it. Calls whose result is already known (done[i] non-nil, on
-// resume) are not run again. A call that must wait for approval has a nil
-// result and is listed in pending.
-func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolResult,
-	exec func(context.Context, int, ToolCall) (*ToolResult, *PendingCall)) ([]*ToolResult, []PendingCall) {
-	results := make([]*ToolResult, len(calls))
-	pend := make([]*PendingCall, len(calls))
-	copy(results, done)
-	g := rn.group()
-	for i, tc := range calls {
-		if results[i] != nil {
-			continue
-		}
-		run := func() error {
-			results[i], pend[i] = exec(ctx, i, tc)
-			return nil
-		}
-		if !rn.exclusive(ctx, tc.Name) {
-			g.Go(run)
-			continue
-		}
-		_ = g.Wait()
-		_ = run()
-		g = rn.group()
-	}
-	_ = g.Wait()
-	var pending []PendingCall
-	for i, p := range pend {
-		if p != nil {
-			p.Index = i
-			pending = append(pending, *p)
-		}
-	}
-	return results, pending
-}
-
-func (rn *runState) group() *errgroup.Group {
-	g := new(errgroup.Group)
-	g.SetLimit(rn.l.maxConcurrency())
-	return g
-}
-
-func (rn *runState) exclusive(ctx context.Context, name string) bool {
-	if rn.l.Tools == nil {
-		return false
-	}
-	e := rn.l.Tools.resolve(ctx, name)
-	return e != nil && e.spec.Exclusive
 }
 
 // appendResults adds one tool message per result to the transcript.

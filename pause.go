@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 )
 
 // ErrMissingDecision: Resume was not given a decision for every pending
@@ -95,12 +94,12 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 		Usage: st.Usage, Executions: slices.Clone(st.Executions),
 	}
 	rn.emit(&Event{Type: EventRunResumed, Approvals: decisions})
-	exec := func(ctx context.Context, i int, tc ToolCall) (*ToolResult, *PendingCall) {
-		p, ok := byIndex[i]
+	exec := func(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
+		p, ok := byIndex[cr.index]
 		if !ok { // a null result that was not pending: run it normally
-			return rn.execCall(ctx, i, tc)
+			return rn.execCall(ctx, cr)
 		}
-		return rn.resumeCall(ctx, p, decisions[p.CallID]), nil
+		return rn.resumeCall(ctx, cr, p, decisions[p.CallID]), nil
 	}
 	results, pending := rn.runTurn(ctx, last.ToolCalls, st.Results, exec)
 	if len(pending) > 0 {
@@ -115,9 +114,9 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 }
 
 // resumeCall finishes a call that waited for a decision.
-func (rn *runState) resumeCall(ctx context.Context, p PendingCall, a Approval) *ToolResult {
-	cr := &callRun{rn: rn, tc: ToolCall{ID: p.CallID, Name: p.Name, Arguments: p.Arguments},
-		start: time.Now(), meta: p.Meta, notes: p.Notes}
+func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, a Approval) *ToolResult {
+	cr.tc.Arguments = p.Arguments
+	cr.meta, cr.notes = p.Meta, p.Notes
 	if rn.observed {
 		cr.emit(&Event{Type: EventPermissionCompleted, Approval: &a})
 	}
@@ -130,14 +129,7 @@ func (rn *runState) resumeCall(ctx context.Context, p PendingCall, a Approval) *
 	if te := cr.e.validate(p.Arguments); te != nil {
 		return cr.finish(ctx, ErrorResult(te))
 	}
-	cr.call = &Call{
-		ID: p.CallID, Name: p.Name, Arguments: p.Arguments,
-		Annotations: cr.e.spec.Annotations, Source: cr.e.kind, SourceName: cr.e.source,
-		RunID: rn.id, Turn: rn.turn,
-	}
-	if rn.observed {
-		cr.call.Reporter = cr
-	}
+	cr.setCall(p.Arguments)
 	if !a.Approved {
 		return cr.finish(ctx, notApproved(a))
 	}

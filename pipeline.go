@@ -12,31 +12,51 @@ import (
 	"time"
 )
 
-// cancelGrace is how long a cancelled or timed-out tool gets to return on
+// cancelGrace is how long a cancelled or timed-out call gets to return on
 // its own before the loop gives up waiting and answers for it.
 const cancelGrace = 200 * time.Millisecond
-
-var errToolTimeout = errors.New("tool call timed out")
 
 // callRun is one tool call on its way through the pipeline:
 // normalize → resolve → validate → guard → pre-hook → execute → post-hook → truncate.
 type callRun struct {
 	rn    *runState
 	tc    ToolCall
+	index int
 	start time.Time
 	e     *entry
-	call  *Call
+	call  *Call // &callv once the tool is resolved
+	callv Call
 	meta  ResultMeta
-	notes []string // text the model sees after the output
-	stack string
-	done  atomic.Bool
+	// result is where finish builds the call's result: a copy, so the
+	// loop never modifies a result the tool may still hold.
+	result ToolResult
+	notes  []string // text the model sees after the output
+	stack  string
+
+	// state says who owns the call's result: the goroutine running it
+	// until it finishes, or the coordinator if it gave up waiting.
+	state   atomic.Int32
+	ctx     callCtx
+	timeout time.Duration
+	// started, if set, is told when the tool is about to run.
+	started func(*callRun)
+	// hangAt and finishedSeen belong to the turn's coordinator.
+	hangAt       time.Time
+	finishedSeen bool
 }
+
+// The states of a callRun.
+const (
+	callRunning int32 = iota
+	callFinished
+	callAbandoned
+)
 
 // execCall runs one call through the pipeline. It returns the call's
 // result, or, when the guard asked and the run pauses for a human, the
 // pending call instead.
-func (rn *runState) execCall(ctx context.Context, _ int, tc ToolCall) (*ToolResult, *PendingCall) {
-	cr := &callRun{rn: rn, tc: tc, start: time.Now()}
+func (rn *runState) execCall(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
+	tc := cr.tc
 	if rn.observed {
 		rn.emit(&Event{Type: EventStart, CallID: tc.ID, Tool: tc.Name, Arguments: eventArgs(tc.Arguments)})
 	}
@@ -74,18 +94,24 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 	if te := cr.e.validate(args); te != nil {
 		return ErrorResult(te), nil
 	}
-	cr.call = &Call{
+	cr.setCall(args)
+	if l.Guard == nil {
+		return nil, nil
+	}
+	return cr.guard(ctx)
+}
+
+// setCall makes the Call that guards, hooks and the tool see.
+func (cr *callRun) setCall(args json.RawMessage) {
+	cr.callv = Call{
 		ID: cr.tc.ID, Name: cr.tc.Name, Arguments: args,
 		Annotations: cr.e.spec.Annotations, Source: cr.e.kind, SourceName: cr.e.source,
 		RunID: cr.rn.id, Turn: cr.rn.turn,
 	}
 	if cr.rn.observed {
-		cr.call.Reporter = cr
+		cr.callv.Reporter = cr
 	}
-	if l.Guard == nil {
-		return nil, nil
-	}
-	return cr.guard(ctx)
+	cr.call = &cr.callv
 }
 
 func (cr *callRun) repair(args json.RawMessage) (fixed json.RawMessage, repairs []string) {
@@ -300,70 +326,60 @@ func (cr *callRun) hookEvent(hook string, i int, effect, detail string) {
 }
 
 // execute runs the tool, through the middleware, bounded by its timeout.
-func (cr *callRun) execute(ctx context.Context) *ToolResult {
+// It runs on the call's own goroutine; if the tool ignores its context and
+// hangs, the turn's coordinator stops waiting for it (see runTurn).
+func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 	timeout := cr.e.spec.Timeout
 	if timeout <= 0 {
 		timeout = cr.rn.l.toolTimeout()
 	}
-	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errToolTimeout)
-	defer cancel()
-	tool := cr.e.tool
-	h := chain(tool.Run, cr.rn.l.Hooks.Middleware)
-
-	type outcome struct {
-		res   *ToolResult
-		err   error
-		panic any
-		stack []byte
+	cr.timeout = timeout
+	cr.ctx.init(ctx, timeout)
+	if cr.started != nil {
+		cr.started(cr)
 	}
-	ch := make(chan outcome, 1)
-	go func() {
+	h := Handler(cr.e.tool.Run)
+	if mw := cr.rn.l.Hooks.Middleware; len(mw) > 0 {
+		h = chain(h, mw)
+	}
+	var err error
+	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				ch <- outcome{panic: p, stack: debug.Stack()}
+				cr.stack = string(debug.Stack())
+				res, err = errorResult(KindPanic, "tool %s panicked: %v", cr.tc.Name, p), nil
 			}
 		}()
-		res, err := h(cctx, cr.call)
-		ch <- outcome{res: res, err: err}
+		res, err = h(&cr.ctx, cr.call)
 	}()
-	var o outcome
-	select {
-	case o = <-ch:
-	case <-cctx.Done():
-		t := time.NewTimer(cancelGrace)
-		select {
-		case o = <-ch:
-			t.Stop()
-		case <-t.C:
-			return cr.contextResult(cctx, timeout, " and did not stop when asked")
-		}
-	}
+	ended, timedOut := cr.ctx.release(err != nil)
 	switch {
-	case o.panic != nil:
-		cr.stack = string(o.stack)
-		return errorResult(KindPanic, "tool %s panicked: %v", cr.tc.Name, o.panic)
-	case o.err != nil:
-		if cctx.Err() != nil && (errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded)) {
-			return cr.contextResult(cctx, timeout, "")
+	case err != nil:
+		if ended && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return cr.contextResult(timedOut, "")
 		}
-		return ErrorResult(o.err)
-	case o.res == nil:
+		return ErrorResult(err)
+	case res == nil:
 		return &ToolResult{Status: StatusOK}
 	}
-	return o.res
+	return res
 }
 
-func (cr *callRun) contextResult(cctx context.Context, timeout time.Duration, extra string) *ToolResult {
-	if context.Cause(cctx) == errToolTimeout {
-		return errorResult(KindTimeout, "tool %s timed out after %v%s", cr.tc.Name, timeout, extra)
+func (cr *callRun) contextResult(timedOut bool, extra string) *ToolResult {
+	if timedOut {
+		return errorResult(KindTimeout, "tool %s timed out after %v%s", cr.tc.Name, cr.timeout, extra)
 	}
 	return errorResult(KindCanceled, "tool %s was canceled: the run was stopped while it ran%s", cr.tc.Name, extra)
 }
 
 // finish normalizes the result, runs the failure hooks, adds the notes,
 // truncates, fills in the metadata and reports completion.
+//
+// It returns nil if the turn's coordinator gave up on the call meanwhile
+// and answered for it.
 func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
-	r := *res // never modify a result the tool may still hold
+	cr.result = *res
+	r := &cr.result
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
 	switch {
 	case r.Error != nil:
@@ -378,7 +394,7 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	}
 	if r.Status == StatusError && cr.call != nil {
 		for i, h := range cr.rn.l.Hooks.PostToolUseFailure {
-			g, err := protect(func() string { return h(ctx, cr.call, &r) })
+			g, err := protect(func() string { return h(ctx, cr.call, r) })
 			if err != nil {
 				cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())
 				continue
@@ -388,6 +404,9 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 				cr.hookEvent("post_tool_use_failure", i, "guidance", g)
 			}
 		}
+	}
+	if !cr.state.CompareAndSwap(callRunning, callFinished) {
+		return nil
 	}
 	for _, n := range cr.notes {
 		r.Content = append(r.Content, TextContent(n))
@@ -401,28 +420,49 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	r.Meta.Source, r.Meta.SourceName = cr.meta.Source, cr.meta.SourceName
 	r.Meta.Repairs, r.Meta.Modified = cr.meta.Repairs, cr.meta.Modified
 	r.Meta.Duration = time.Since(cr.start)
-	cr.done.Store(true)
 	if cr.rn.observed {
-		cr.emit(&Event{Type: EventComplete, Result: &r, Stack: cr.stack})
+		cr.emit(&Event{Type: EventComplete, Result: r, Stack: cr.stack})
+	}
+	return r
+}
+
+// abandoned completes a call the coordinator gave up waiting for, with res.
+// It runs on the coordinator's goroutine while the call's own goroutine may
+// still be inside user code, so it reads only what that goroutine no longer
+// writes: the source, once the tool has started.
+func (cr *callRun) abandoned(res *ToolResult) *ToolResult {
+	r := *res
+	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
+	if !cr.hangAt.IsZero() {
+		r.Meta.Source, r.Meta.SourceName = cr.meta.Source, cr.meta.SourceName
+	}
+	r.Meta.Bytes = contentBytes(r.Content)
+	r.Meta.Duration = time.Since(cr.start)
+	if cr.rn.observed {
+		cr.rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name,
+			Source: r.Meta.Source, SourceName: r.Meta.SourceName, Result: &r})
 	}
 	return &r
 }
 
 // ReportProgress implements [Reporter] for the loop's calls.
 func (cr *callRun) ReportProgress(_ *Call, p Progress) {
-	if !cr.done.Load() {
+	if cr.state.Load() == callRunning {
 		cr.emit(&Event{Type: EventProgress, Progress: &p})
 	}
 }
 
 // ReportPartial implements [Reporter] for the loop's calls.
 func (cr *callRun) ReportPartial(_ *Call, text string) {
-	if !cr.done.Load() {
+	if cr.state.Load() == callRunning {
 		cr.emit(&Event{Type: EventPartialResult, Text: text})
 	}
 }
 
 func (cr *callRun) emit(e *Event) {
+	if cr.state.Load() == callAbandoned {
+		return // the coordinator answered for this call
+	}
 	e.CallID, e.Tool = cr.tc.ID, cr.tc.Name
 	e.Source, e.SourceName = cr.meta.Source, cr.meta.SourceName
 	cr.rn.emit(e)

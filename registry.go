@@ -94,6 +94,7 @@ type entry struct {
 	tool   Tool
 	spec   ToolSpec
 	schema *jsonschema.Schema
+	fast   *fastSchema // nil unless the schema is in the fast path's subset
 	kind   SourceKind
 	source string
 }
@@ -350,7 +351,7 @@ func compileTools(kind SourceKind, source string, tools []Tool) ([]*entry, error
 		if err != nil {
 			return nil, fmt.Errorf("toolloop: source %q: tool %q: %w", source, spec.Name, err)
 		}
-		entries = append(entries, &entry{tool: t, spec: spec, schema: schema, kind: kind, source: source})
+		entries = append(entries, &entry{tool: t, spec: spec, schema: schema, fast: compileFast(spec.InputSchema), kind: kind, source: source})
 	}
 	return entries, nil
 }

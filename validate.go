@@ -61,6 +61,9 @@ func typeOrNone(t any) any {
 // validate checks raw arguments against the entry's schema. The error is
 // an invalid_args *ToolError written for the model.
 func (e *entry) validate(raw json.RawMessage) *ToolError {
+	if e.fast != nil && e.fast.accepts(raw) {
+		return nil
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return &ToolError{Kind: KindInvalidArgs, Message: fmt.Sprintf(
