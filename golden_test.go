@@ -1,0 +1,375 @@
+package toolloop_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected parts of golden files in testdata/")
+
+// goldenFile is one scenario: the input script (written by hand) and the
+// expected transcript and events (rewritten by -update).
+type goldenFile struct {
+	Description string               `json:"description"`
+	Input       []toolloop.Message   `json:"input"`
+	Replies     []*toolloop.Response `json:"replies"`
+	// Decisions are the human decisions of a pause-and-resume scenario.
+	Decisions  map[string]toolloop.Approval `json:"decisions,omitempty"`
+	Transcript any                          `json:"transcript"`
+	Events     any                          `json:"events"`
+}
+
+func readGolden(t *testing.T, name string) (*goldenFile, string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".json")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var g goldenFile
+	require.NoError(t, json.Unmarshal(b, &g), path)
+	return &g, path
+}
+
+// checkGolden compares a run with the golden file, or rewrites the file's
+// expected parts with -update.
+func checkGolden(t *testing.T, g *goldenFile, path string, msgs []toolloop.Message, events ...[]toolloop.Event) {
+	t.Helper()
+	looptest.AssertValid(t, msgs)
+	gotT := looptest.Canonical(msgs)
+	var all []any
+	for _, phase := range events { // a paused run and its resumption
+		all = append(all, canonicalEvents(msgs, phase).([]any)...)
+	}
+	gotE := looptest.Canonical(all)
+	if *update {
+		g.Transcript, g.Events = gotT, gotE
+		b, err := json.MarshalIndent(g, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+		return
+	}
+	assert.Equal(t, looptest.Canonical(g.Transcript), gotT, "transcript differs from %s (run with -update to accept)", path)
+	assert.Equal(t, looptest.Canonical(g.Events), gotE, "events differ from %s (run with -update to accept)", path)
+}
+
+var stackRE = regexp.MustCompile(`goroutine \d+`)
+
+// canonicalEvents makes events comparable across runs: no times, run IDs,
+// durations or stacks, and the events of parallel calls in call order.
+func canonicalEvents(msgs []toolloop.Message, events []toolloop.Event) any {
+	callIndex := map[string]int{}
+	for _, m := range msgs {
+		for i, tc := range m.ToolCalls {
+			callIndex[tc.ID] = i
+		}
+	}
+	type keyed struct {
+		turn, group, seq int
+		e                toolloop.Event
+	}
+	ks := make([]keyed, len(events))
+	for i, e := range events {
+		group := -1
+		switch {
+		case e.CallID != "":
+			group = callIndex[e.CallID]
+		case e.Type == toolloop.EventRunStart || e.Type == toolloop.EventTranscriptRepaired:
+			group = -2
+		case e.Type == toolloop.EventRunEnd || e.Type == toolloop.EventRunPaused:
+			group = 1 << 30
+		}
+		e.Time, e.RunID = time.Time{}, "run"
+		if e.Stack != "" {
+			e.Stack = "<stack>"
+		}
+		ks[i] = keyed{e.Turn, group, i, e}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.turn, b.turn), cmp.Compare(a.group, b.group), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]toolloop.Event, len(ks))
+	for i, k := range ks {
+		out[i] = k.e
+	}
+	return looptest.Canonical(out)
+}
+
+// Tools shared by the golden scenarios. Their output depends only on their
+// arguments.
+
+type pathIn struct {
+	Path string `json:"path" jsonschema:"description=Workspace-relative file path."`
+}
+
+type addIn struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type slowIn struct {
+	Label string `json:"label"`
+	MS    int    `json:"ms" jsonschema:"minimum=0,maximum=10000"`
+}
+
+type writeIn struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+var files = map[string]string{
+	"src/math.go": "func Divide(a, b int) int { return a / b }\n",
+	"README.md":   "# demo\n",
+	".env":        "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789\n",
+}
+
+func goldenTools() *toolloop.ToolRegistry {
+	readFile := toolloop.NewTool("read_file", "Read a UTF-8 text file under the workspace.",
+		func(_ context.Context, in pathIn) (any, error) {
+			s, ok := files[in.Path]
+			if !ok {
+				return nil, errors.New("no such file: " + in.Path)
+			}
+			return s, nil
+		})
+	readFile.Annotations.ReadOnly = true
+	writeFile := toolloop.NewTool("write_file", "Write a file under the workspace.",
+		func(_ context.Context, in writeIn) (any, error) {
+			return "wrote " + in.Path, nil
+		})
+	writeFile.Annotations.Destructive = true
+	slow := toolloop.NewTool("slow", "Wait ms milliseconds, then return the label.",
+		func(ctx context.Context, in slowIn) (any, error) {
+			select {
+			case <-time.After(time.Duration(in.MS) * time.Millisecond):
+				return in.Label, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	var reg toolloop.ToolRegistry
+	reg.MustRegister(readFile, writeFile, slow,
+		toolloop.NewTool("add", "Add two integers.", func(_ context.Context, in addIn) (any, error) {
+			return map[string]int{"sum": in.A + in.B}, nil
+		}),
+		toolloop.NewTool("boom", "A tool with a bug.", func(context.Context, struct{}) (any, error) {
+			var m map[string]int
+			m["x"] = 1 // panics: assignment to entry in nil map
+			return nil, nil
+		}),
+		toolloop.NewTool("hang", "A tool that ignores nothing but never finishes.", func(ctx context.Context, _ struct{}) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}),
+		toolloop.NewTool("big_log", "Print a long build log.", func(context.Context, struct{}) (any, error) {
+			var b strings.Builder
+			b.WriteString("build started\n")
+			for i := range 4000 {
+				b.WriteString("compiling unit ")
+				b.WriteString(strings.Repeat("x", i%40))
+				b.WriteString("\n")
+			}
+			b.WriteString("error: main.go:12: undefined: Divide\n")
+			return b.String(), nil
+		}),
+	)
+	return &reg
+}
+
+// destructiveAsks is a guard that asks before any destructive tool runs.
+var destructiveAsks = &toolloop.RuleGuard{Rules: []toolloop.Rule{
+	{Name: "confirm-writes", Destructive: true, Decision: toolloop.Ask, Reason: "writes need a human"},
+}}
+
+// approveByPath approves writes except to paths under secret/.
+var approveByPath = toolloop.ApproverFunc(func(_ context.Context, call *toolloop.Call, _ string) (toolloop.Approval, error) {
+	var in writeIn
+	_ = json.Unmarshal(call.Arguments, &in)
+	if strings.HasPrefix(in.Path, "secret/") {
+		return toolloop.Approval{Approved: false, Reason: "not under secret/"}, nil
+	}
+	return toolloop.Approval{Approved: true}, nil
+})
+
+var secretRE = regexp.MustCompile(`sk-[A-Za-z0-9-]{20,}`)
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(l *toolloop.AgentLoop)
+		wantErr error
+	}{
+		{name: "happy_path"},
+		{name: "unknown_tool"},
+		{name: "invalid_then_corrected"},
+		{name: "deny", setup: func(l *toolloop.AgentLoop) {
+			l.Guard = &toolloop.RuleGuard{Rules: []toolloop.Rule{
+				{Name: "no-env", Tools: []string{"read_file"}, Decision: toolloop.Allow},
+				{Name: "read-only", Destructive: true, Decision: toolloop.Deny, Reason: "this agent is read-only"},
+			}}
+		}},
+		{name: "modify", setup: func(l *toolloop.AgentLoop) {
+			l.Guard = toolloop.GuardFunc(func(_ context.Context, c *toolloop.Call) toolloop.Verdict {
+				var in slowIn
+				_ = json.Unmarshal(c.Arguments, &in)
+				if c.Name != "slow" || in.MS <= 5 {
+					return toolloop.Verdict{Decision: toolloop.Allow}
+				}
+				in.MS = 5
+				b, _ := json.Marshal(in)
+				return toolloop.Verdict{Decision: toolloop.Modify, Arguments: b, Reason: "waits are capped at 5ms", Rule: "cap-wait"}
+			})
+		}},
+		{name: "ask_with_approver", setup: func(l *toolloop.AgentLoop) {
+			l.Guard, l.Approver = destructiveAsks, approveByPath
+		}},
+		{name: "ask_without_approver", setup: func(l *toolloop.AgentLoop) { l.Guard = destructiveAsks }},
+		{name: "panic"},
+		{name: "timeout", setup: func(l *toolloop.AgentLoop) { l.ToolTimeout = 20 * time.Millisecond }},
+		{name: "parallel_out_of_order"},
+		{name: "max_iterations", setup: func(l *toolloop.AgentLoop) { l.MaxIterations = 2 }, wantErr: toolloop.ErrMaxIterations},
+		{name: "truncation", setup: func(l *toolloop.AgentLoop) { l.MaxResultBytes = 1024 }},
+		{name: "hooks", setup: func(l *toolloop.AgentLoop) {
+			l.Hooks.PreToolUse = []toolloop.PreToolUseHook{
+				func(_ context.Context, c *toolloop.Call) (toolloop.PreToolUse, error) {
+					if c.Name == "read_file" && strings.Contains(string(c.Arguments), ".env") {
+						return toolloop.PreToolUse{Context: "This file holds credentials; never repeat them."}, nil
+					}
+					return toolloop.PreToolUse{}, nil
+				},
+			}
+			l.Hooks.PostToolUse = []toolloop.PostToolUseHook{
+				func(_ context.Context, _ *toolloop.Call, r *toolloop.ToolResult) (*toolloop.ToolResult, error) {
+					out := *r
+					out.Content = slices.Clone(r.Content)
+					for i := range out.Content {
+						out.Content[i].Text = secretRE.ReplaceAllString(out.Content[i].Text, "[REDACTED]")
+					}
+					return &out, nil
+				},
+			}
+			l.Hooks.PostToolUseFailure = []toolloop.PostToolUseFailureHook{
+				func(_ context.Context, c *toolloop.Call, _ *toolloop.ToolResult) string {
+					return "Use list_directory to see which files exist before reading."
+				},
+			}
+		}},
+		{name: "repaired_arguments", setup: func(l *toolloop.AgentLoop) { l.Repair = toolloop.RepairArguments }},
+		{name: "interrupted_transcript"},
+		{name: "length_stop", wantErr: toolloop.ErrLength},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, path := readGolden(t, tt.name)
+			rec := &looptest.Recorder{}
+			turns := make([]looptest.Turn, len(g.Replies))
+			for i, r := range g.Replies {
+				turns[i] = looptest.Turn{Reply: r}
+			}
+			loop := &toolloop.AgentLoop{Model: looptest.NewModel(t, turns...), Tools: goldenTools(), OnEvent: rec.Record}
+			if tt.setup != nil {
+				tt.setup(loop)
+			}
+			res, err := loop.Run(context.Background(), g.Input)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+			} else {
+				require.NoError(t, err)
+			}
+			require.NotNil(t, res)
+			checkGolden(t, g, path, res.Messages, rec.Events())
+		})
+	}
+}
+
+// TestGoldenCancelMidTurn cancels the run while two calls are running:
+// both get a canceled result and the transcript stays valid.
+func TestGoldenCancelMidTurn(t *testing.T) {
+	g, path := readGolden(t, "cancel_mid_turn")
+	rec := &looptest.Recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var running sync.WaitGroup
+	running.Add(2)
+	reg := goldenTools()
+	reg.MustRegister(toolloop.NewTool("block", "Wait until the run is cancelled.", func(ctx context.Context, _ struct{}) (any, error) {
+		running.Done()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	go func() {
+		running.Wait() // both calls are inside their tool
+		cancel()
+	}()
+	loop := &toolloop.AgentLoop{Model: looptest.NewModel(t, looptest.Turn{Reply: g.Replies[0]}), Tools: reg, OnEvent: rec.Record}
+	res, err := loop.Run(ctx, g.Input)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, toolloop.StopAborted, res.StopReason)
+	for _, r := range looptest.Results(res.Messages) {
+		assert.Equal(t, toolloop.KindCanceled, r.Error.Kind)
+	}
+	checkGolden(t, g, path, res.Messages, rec.Events())
+}
+
+// TestGoldenPauseResume pauses for approval, saves the state as JSON,
+// resumes with the golden file's decisions, and checks that the transcript
+// is the one a synchronous approver giving the same answers produces.
+func TestGoldenPauseResume(t *testing.T) {
+	for _, name := range []string{"pause_resume_approve", "pause_resume_deny", "pause_resume_mixed"} {
+		t.Run(name, func(t *testing.T) {
+			g, path := readGolden(t, name)
+			turns := func() []looptest.Turn {
+				ts := make([]looptest.Turn, len(g.Replies))
+				for i, r := range g.Replies {
+					ts[i] = looptest.Turn{Reply: r}
+				}
+				return ts
+			}
+
+			// The reference: an approver answering at once.
+			direct := &toolloop.AgentLoop{
+				Model: looptest.NewModel(t, turns()...), Tools: goldenTools(), Guard: destructiveAsks,
+				Approver: toolloop.ApproverFunc(func(_ context.Context, c *toolloop.Call, _ string) (toolloop.Approval, error) {
+					return g.Decisions[c.ID], nil
+				}),
+			}
+			want, err := direct.Run(context.Background(), g.Input)
+			require.NoError(t, err)
+
+			// Pause, persist, resume.
+			rec, rec2 := &looptest.Recorder{}, &looptest.Recorder{}
+			model := looptest.NewModel(t, turns()...)
+			paused := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), Guard: destructiveAsks, PauseForApproval: true, OnEvent: rec.Record}
+			res, err := paused.Run(context.Background(), g.Input)
+			require.ErrorIs(t, err, toolloop.ErrPaused)
+			require.NotNil(t, res.Paused)
+			saved, err := json.Marshal(res.Paused)
+			require.NoError(t, err)
+
+			var state toolloop.PauseState
+			require.NoError(t, json.Unmarshal(saved, &state))
+			resumed := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), Guard: destructiveAsks, PauseForApproval: true, OnEvent: rec2.Record}
+			got, err := resumed.Resume(context.Background(), &state, g.Decisions)
+			require.NoError(t, err)
+
+			looptest.AssertTranscript(t, want.Messages, got.Messages)
+			assert.Equal(t, want.FinalText, got.FinalText)
+			checkGolden(t, g, path, got.Messages, rec.Events(), rec2.Events())
+		})
+	}
+}
