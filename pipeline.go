@@ -56,9 +56,14 @@ const (
 // result, or, when the guard asked and the run pauses for a human, the
 // pending call instead.
 func (rn *runState) execCall(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
-	tc := cr.tc
 	if rn.observed {
-		rn.emit(&Event{Type: EventStart, CallID: tc.ID, Tool: tc.Name, Arguments: eventArgs(tc.Arguments)})
+		// Look the tool up early so the start event names its source.
+		if reg := rn.l.Tools; reg != nil && ctx.Err() == nil {
+			if e := reg.resolve(ctx, cr.tc.Name); e != nil {
+				cr.meta.Source, cr.meta.SourceName = e.kind, e.source
+			}
+		}
+		cr.emit(&Event{Type: EventStart, Arguments: eventArgs(cr.tc.Arguments)})
 	}
 	res, pend := cr.prepare(ctx)
 	if pend != nil {
@@ -392,8 +397,12 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	if r.Status == StatusError && len(r.Content) == 0 {
 		r.Content = []Content{TextContent(r.Error.Message)}
 	}
-	if r.Status == StatusError && cr.call != nil {
-		for i, h := range cr.rn.l.Hooks.PostToolUseFailure {
+	if hooks := cr.rn.l.Hooks.PostToolUseFailure; r.Status == StatusError && len(hooks) > 0 {
+		if cr.call == nil { // failed before the tool was resolved or validated
+			cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.rn.turn}
+			cr.call = &cr.callv
+		}
+		for i, h := range hooks {
 			g, err := protect(func() string { return h(ctx, cr.call, r) })
 			if err != nil {
 				cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())

@@ -35,9 +35,19 @@ func cutMiddle(s string, budget int) string {
 	}
 	avail := budget - len(marker)
 	headLen := runeFloor(s, avail*2/5)
+	// Prefer whole lines when a line break is near the cut.
+	if nl := strings.LastIndexByte(s[headLen/2:headLen], '\n'); nl >= 0 {
+		headLen = headLen/2 + nl + 1
+	}
 	tailStart := runeCeil(s, len(s)-(avail-headLen))
+	if nl := strings.IndexByte(s[tailStart:tailStart+(len(s)-tailStart)/2], '\n'); nl >= 0 {
+		tailStart += nl + 1
+	}
 	cut := tailStart - headLen
 	marker = truncMarker(cut, len(s))
+	if headLen > 0 && s[headLen-1] == '\n' {
+		marker = marker[1:] // the head already ends its line
+	}
 	var b strings.Builder
 	b.Grow(headLen + len(marker) + len(s) - tailStart)
 	b.WriteString(s[:headLen])
@@ -47,8 +57,8 @@ func cutMiddle(s string, budget int) string {
 }
 
 func truncMarker(cut, total int) string {
-	return "\n\n[... " + strconv.Itoa(cut) + " of " + strconv.Itoa(total) +
-		" bytes cut from the middle of this output ...]\n\n"
+	return "\n[... " + strconv.Itoa(cut) + " of " + strconv.Itoa(total) +
+		" bytes cut from the middle of this output ...]\n"
 }
 
 // runeFloor returns the largest i <= n that starts a rune of s.
