@@ -262,4 +262,3 @@ func ExampleRepairTranscript() {
 	// gave interrupted call c1 (read_file) a canceled result
 	// canceled
 }
-
