@@ -51,3 +51,23 @@ func BenchmarkCallPipeline(b *testing.B) {
 		sink = res
 	}
 }
+
+// BenchmarkCallTurn is one call as the loop runs it: on its own goroutine,
+// under the turn's coordinator.
+func BenchmarkCallTurn(b *testing.B) {
+	var reg ToolRegistry
+	reg.MustRegister(NewTool("read", "reads", noop))
+	l := &AgentLoop{Model: ModelFunc(nil), Tools: &reg}
+	rn := l.newRun("bench")
+	rn.turn = 1
+	b.Cleanup(rn.stopWorkers)
+	ctx := context.Background()
+	calls := []ToolCall{{ID: "call_1", Name: "read", Arguments: benchArgs}}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, _ := rn.runTurn(ctx, calls, nil, rn.execCall)
+		if res[0].IsError() {
+			b.Fatal(res[0].Text())
+		}
+	}
+}

@@ -125,6 +125,12 @@ type runState struct {
 	emitMu   sync.Mutex
 	// approveMu makes the approver see one call at a time.
 	approveMu sync.Mutex
+	// timer wakes turn coordinators; one serves the whole run.
+	timer *time.Timer
+	// jobs and quit run the run's worker goroutines (see spawn).
+	jobs    chan func()
+	quit    chan struct{}
+	stopped bool
 }
 
 func (l *AgentLoop) newRun(id string) *runState {
@@ -365,6 +371,10 @@ func execution(turn int, r *ToolResult) ToolExecution {
 
 // end reports the end of a run and returns its result.
 func (rn *runState) end(res *RunResult, err error) (*RunResult, error) {
+	rn.stopWorkers()
+	if rn.timer != nil {
+		rn.timer.Stop()
+	}
 	if rn.observed {
 		e := &Event{Type: EventRunEnd, StopReason: res.StopReason, Usage: &res.Usage}
 		if err != nil {

@@ -38,10 +38,11 @@ type callRun struct {
 	state   atomic.Int32
 	ctx     callCtx
 	timeout time.Duration
-	// started, if set, is told when the tool is about to run.
-	started func(*callRun)
-	// hangAt and finishedSeen belong to the turn's coordinator.
-	hangAt       time.Time
+	// execStart is when the tool started, as time since turnBegin; 0
+	// until then. The turn's coordinator reads it to find hanging tools.
+	turnBegin time.Time
+	execStart atomic.Int64
+	// finishedSeen belongs to the turn's coordinator.
 	finishedSeen bool
 }
 
@@ -334,14 +335,11 @@ func (cr *callRun) hookEvent(hook string, i int, effect, detail string) {
 // It runs on the call's own goroutine; if the tool ignores its context and
 // hangs, the turn's coordinator stops waiting for it (see runTurn).
 func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
-	timeout := cr.e.spec.Timeout
-	if timeout <= 0 {
-		timeout = cr.rn.l.toolTimeout()
-	}
-	cr.timeout = timeout
-	cr.ctx.init(ctx, timeout)
-	if cr.started != nil {
-		cr.started(cr)
+	cr.timeout = cr.rn.l.timeoutOf(cr.e)
+	cr.ctx.init(ctx, cr.timeout)
+	if !cr.turnBegin.IsZero() {
+		// Tell the turn's coordinator the tool is starting.
+		cr.execStart.Store(int64(max(time.Since(cr.turnBegin), 1)))
 	}
 	h := Handler(cr.e.tool.Run)
 	if mw := cr.rn.l.Hooks.Middleware; len(mw) > 0 {
@@ -442,7 +440,7 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 func (cr *callRun) abandoned(res *ToolResult) *ToolResult {
 	r := *res
 	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
-	if !cr.hangAt.IsZero() {
+	if cr.execStart.Load() != 0 {
 		r.Meta.Source, r.Meta.SourceName = cr.meta.Source, cr.meta.SourceName
 	}
 	r.Meta.Bytes = contentBytes(r.Content)

@@ -24,12 +24,12 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 	n := len(calls)
 	t := &turn{
 		rn: rn, results: make([]*ToolResult, n), pend: make([]*PendingCall, n),
-		crs: make([]*callRun, n), finished: make(chan int, n), started: make(chan *callRun, n),
+		crs: make([]*callRun, n), finished: make(chan int, n), begin: time.Now(),
 	}
 	copy(t.results, done)
 	limit := rn.l.maxConcurrency()
 	ctxDone := ctx.Done()
-	var cancelAt time.Time // when to give up on calls after ctx is done
+	var cancelAt time.Duration // since t.begin; 0 until ctx is done
 	next, running, remaining := 0, 0, 0
 	exclusiveRunning := false
 	for i := range calls {
@@ -53,7 +53,8 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 				remaining--
 				continue
 			}
-			excl := rn.exclusive(ctx, calls[next].Name)
+			e := rn.lookup(ctx, calls[next].Name)
+			excl := e != nil && e.spec.Exclusive
 			if running >= limit || exclusiveRunning || (excl && running > 0) {
 				break
 			}
@@ -61,6 +62,8 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			exclusiveRunning = excl
 			running++
 			next++
+			// A call cannot hang before it has had its timeout.
+			t.wakeBy(rn.l.timeoutOf(e) + cancelGrace)
 		}
 		if remaining == 0 {
 			break
@@ -70,41 +73,43 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			t.crs[i].finishedSeen = true
 			running--
 			remaining--
-			if running == 0 {
-				exclusiveRunning = false
-			}
-		case cr := <-t.started:
-			cr.hangAt = time.Now().Add(cr.timeout + cancelGrace)
-			t.armTimer(cancelAt)
 		case <-t.timerC():
-			now := time.Now()
+			t.armed = false
+			now := time.Since(t.begin)
 			for i, cr := range t.crs {
 				if cr == nil || cr.finishedSeen || cr.state.Load() != callRunning {
 					continue
 				}
-				switch {
-				case !cancelAt.IsZero() && !now.Before(cancelAt):
+				started := time.Duration(cr.execStart.Load())
+				switch hangAt := started + cr.timeout + cancelGrace; {
+				case cancelAt > 0 && now >= cancelAt:
 					t.abandon(i, cr.contextResult(false, " and did not stop when asked"))
-				case !cr.hangAt.IsZero() && !now.Before(cr.hangAt):
+				case started > 0 && now >= hangAt:
 					t.abandon(i, cr.contextResult(true, " and did not stop when asked"))
+				case started > 0:
+					t.wakeBy(hangAt - now)
+					continue
 				default:
+					t.wakeBy(rn.l.timeoutOf(cr.e) + cancelGrace)
 					continue
 				}
 				running--
 				remaining--
 			}
-			if running == 0 {
-				exclusiveRunning = false
+			if cancelAt > 0 {
+				t.wakeBy(max(cancelAt-now, 0))
 			}
-			t.armTimer(cancelAt)
 		case <-ctxDone:
 			ctxDone = nil
-			cancelAt = time.Now().Add(cancelGrace)
-			t.armTimer(cancelAt)
+			cancelAt = time.Since(t.begin) + cancelGrace
+			t.wakeBy(cancelGrace)
+		}
+		if running == 0 {
+			exclusiveRunning = false
 		}
 	}
-	if t.timer != nil {
-		t.timer.Stop()
+	if t.armed {
+		rn.timer.Stop()
 	}
 	var pending []PendingCall
 	for i, p := range t.pend {
@@ -123,16 +128,17 @@ type turn struct {
 	pend     []*PendingCall
 	crs      []*callRun
 	finished chan int
-	started  chan *callRun
-	timer    *time.Timer
+	begin    time.Time
+	armed    bool          // rn.timer is set for this turn
+	wakeAt   time.Duration // when, since begin
 }
 
 // start runs call i on its own goroutine.
 func (t *turn) start(ctx context.Context, tc ToolCall, i int, exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) {
 	cr := t.rn.newCall(tc, i)
-	cr.started = func(cr *callRun) { t.started <- cr }
+	cr.turnBegin = t.begin
 	t.crs[i] = cr
-	go func() {
+	t.rn.spawn(func() {
 		res, p := exec(ctx, cr)
 		if res == nil && p == nil {
 			return // abandoned: the coordinator answered already
@@ -142,7 +148,42 @@ func (t *turn) start(ctx context.Context, tc ToolCall, i int, exec func(context.
 		}
 		t.results[i], t.pend[i] = res, p
 		t.finished <- i
+	})
+}
+
+// spawn runs f on an idle worker of the run, or on a new one. Workers live
+// until the run ends (a worker stuck in a tool that will not return lives
+// until the tool does), so a turn's calls start on goroutines whose stacks
+// have already grown.
+func (rn *runState) spawn(f func()) {
+	select {
+	case rn.jobs <- f:
+		return
+	default:
+	}
+	if rn.quit == nil {
+		rn.quit = make(chan struct{})
+		rn.jobs = make(chan func())
+	}
+	jobs, quit := rn.jobs, rn.quit
+	go func() {
+		for {
+			f()
+			select {
+			case f = <-jobs:
+			case <-quit:
+				return
+			}
+		}
 	}()
+}
+
+// stopWorkers lets the run's idle workers exit.
+func (rn *runState) stopWorkers() {
+	if rn.quit != nil && !rn.stopped {
+		close(rn.quit)
+		rn.stopped = true
+	}
 }
 
 // abandon answers for call i, which is still running.
@@ -155,41 +196,43 @@ func (t *turn) abandon(i int, res *ToolResult) {
 	t.results[i] = cr.abandoned(res)
 }
 
-// armTimer sets the timer for the earliest moment a running call may have
-// to be given up on.
-func (t *turn) armTimer(cancelAt time.Time) {
-	at := cancelAt
-	for _, cr := range t.crs {
-		if cr != nil && !cr.finishedSeen && !cr.hangAt.IsZero() && (at.IsZero() || cr.hangAt.Before(at)) {
-			at = cr.hangAt
-		}
-	}
-	if at.IsZero() {
+// wakeBy makes sure the coordinator wakes within d to look for calls to
+// give up on. One timer per run serves every turn.
+func (t *turn) wakeBy(d time.Duration) {
+	at := time.Since(t.begin) + d
+	if t.armed && t.wakeAt <= at {
 		return
 	}
-	d := max(time.Until(at), 0)
-	if t.timer == nil {
-		t.timer = time.NewTimer(d)
+	t.wakeAt, t.armed = at, true
+	if t.rn.timer == nil {
+		t.rn.timer = time.NewTimer(d)
 		return
 	}
-	t.timer.Reset(d)
+	t.rn.timer.Reset(d)
 }
 
 func (t *turn) timerC() <-chan time.Time {
-	if t.timer == nil {
+	if !t.armed {
 		return nil
 	}
-	return t.timer.C
+	return t.rn.timer.C
 }
 
 func (rn *runState) newCall(tc ToolCall, i int) *callRun {
 	return &callRun{rn: rn, tc: tc, index: i, start: time.Now()}
 }
 
-func (rn *runState) exclusive(ctx context.Context, name string) bool {
+func (rn *runState) lookup(ctx context.Context, name string) *entry {
 	if rn.l.Tools == nil {
-		return false
+		return nil
 	}
-	e := rn.l.Tools.resolve(ctx, name)
-	return e != nil && e.spec.Exclusive
+	return rn.l.Tools.resolve(ctx, name)
+}
+
+// timeoutOf is the execution timeout of a resolved tool (or the default).
+func (l *AgentLoop) timeoutOf(e *entry) time.Duration {
+	if e != nil && e.spec.Timeout > 0 {
+		return e.spec.Timeout
+	}
+	return l.toolTimeout()
 }
