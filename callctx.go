@@ -2,6 +2,7 @@ package toolloop
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -60,8 +61,8 @@ func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
+		c.checkLocked() // before the channel exists, so it is closed once
 		c.done = make(chan struct{})
-		c.checkLocked()
 		if c.err != nil {
 			close(c.done)
 		}
@@ -90,6 +91,7 @@ func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 			return false
 		}
 		a.stopped = true
+		c.afters = slices.DeleteFunc(c.afters, func(x *ctxAfter) bool { return x == a })
 		return true
 	}
 }

@@ -3,6 +3,7 @@ package toolloop
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // The fast path accepts arguments without decoding them, for the schemas
@@ -123,8 +124,16 @@ func compileFastProp(name string, raw json.RawMessage) (fastProp, bool) {
 			}
 			p.kind = kind
 		case "enum":
-			if json.Unmarshal(v, &p.enum) != nil || len(p.enum) == 0 {
+			var vals []any
+			if json.Unmarshal(v, &vals) != nil || len(vals) == 0 {
 				return p, false
+			}
+			for _, x := range vals {
+				s, ok := x.(string)
+				if !ok {
+					return p, false // null, numbers...: leave to the full validator
+				}
+				p.enum = append(p.enum, s)
 			}
 		case "items":
 			var it map[string]json.RawMessage
@@ -190,6 +199,9 @@ func (fs *fastSchema) accepts(b []byte) bool {
 			return false // escaped keys are rare: leave them to the full path
 		}
 		key := b[i+1 : end-1]
+		if !utf8.Valid(key) {
+			return false
+		}
 		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return false

@@ -3,6 +3,7 @@ package toolloop
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path"
 )
 
@@ -71,6 +72,10 @@ func (gs guardChain) Check(ctx context.Context, call *Call) Verdict {
 			if ask == nil {
 				ask = &v
 			}
+			if v.Arguments != nil { // an ask that also rewrote the arguments
+				c.Arguments = v.Arguments
+				mod.Decision, mod.Arguments = Modify, v.Arguments
+			}
 		case Modify:
 			c.Arguments = v.Arguments
 			mod.Decision, mod.Arguments = Modify, v.Arguments
@@ -126,28 +131,32 @@ type Rule struct {
 	Reason string
 }
 
-func (r *Rule) matches(call *Call) bool {
+// matches reports whether the rule applies to call. A pattern that does
+// not parse is an error, so that a broken rule fails closed.
+func (r *Rule) matches(call *Call) (bool, error) {
 	if r.Source != "" && r.Source != call.Source {
-		return false
+		return false, nil
 	}
 	if r.SourceName != "" {
-		if ok, _ := path.Match(r.SourceName, call.SourceName); !ok {
-			return false
+		ok, err := path.Match(r.SourceName, call.SourceName)
+		if err != nil || !ok {
+			return false, err
 		}
 	}
 	a := call.Annotations
 	if r.ReadOnly && !a.ReadOnly || r.Destructive && !a.Destructive || r.JudgmentRequired && !a.JudgmentRequired {
-		return false
+		return false, nil
 	}
 	if len(r.Tools) == 0 {
-		return true
+		return true, nil
 	}
 	for _, p := range r.Tools {
-		if ok, _ := path.Match(p, call.Name); ok {
-			return true
+		ok, err := path.Match(p, call.Name)
+		if err != nil || ok {
+			return ok, err
 		}
 	}
-	return false
+	return false, nil
 }
 
 // RuleGuard decides by the first matching rule, or by Default when none
@@ -164,7 +173,11 @@ type RuleGuard struct {
 func (g *RuleGuard) Check(_ context.Context, call *Call) Verdict {
 	for i := range g.Rules {
 		r := &g.Rules[i]
-		if r.matches(call) {
+		ok, err := r.matches(call)
+		if err != nil {
+			return Verdict{Decision: Deny, Reason: fmt.Sprintf("guard rule %q has a bad pattern: %v", r.Name, err), Rule: r.Name}
+		}
+		if ok {
 			return ruleVerdict(r.Decision, r.Reason, r.Name)
 		}
 	}

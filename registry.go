@@ -173,6 +173,9 @@ func (r *ToolRegistry) AddSource(ctx context.Context, src Source) error {
 	if err != nil {
 		return err
 	}
+	if name == LocalSource {
+		return fmt.Errorf("toolloop: source name %q is reserved for Register", name)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.find(name) != nil {

@@ -98,15 +98,24 @@ func contentBytes(cs []Content) int {
 // what is left. It returns cs itself when nothing had to change. Text is
 // made valid UTF-8 on the way.
 func truncateContent(cs []Content, budget int) (out []Content, truncated bool) {
-	if contentBytes(cs) <= budget && validUTF8(cs) {
+	valid := validUTF8(cs)
+	if valid && contentBytes(cs) <= budget {
 		return cs, false
 	}
-	sizes := make([]int, len(cs))
-	for i := range cs {
-		sizes[i] = len(cs[i].Text) + len(cs[i].JSON)
+	out = slices.Clone(cs)
+	if !valid {
+		for i := range out {
+			out[i].Text = strings.ToValidUTF8(out[i].Text, "\uFFFD")
+		}
+		if contentBytes(out) <= budget {
+			return out, false
+		}
+	}
+	sizes := make([]int, len(out))
+	for i := range out {
+		sizes[i] = len(out[i].Text) + len(out[i].JSON)
 	}
 	shares := fairShares(sizes, budget)
-	out = slices.Clone(cs)
 	for i := range out {
 		c := &out[i]
 		if len(c.JSON) > 0 {
@@ -185,9 +194,15 @@ func truncateContainer(s string, budget int) (string, bool) {
 	var b strings.Builder
 	b.WriteByte(s[0])
 	kept := 0
-	for _, it := range items {
-		extra := len(it) + 1 // the item and a comma
-		if b.Len()+extra+len(note(kept+1))+1 > budget {
+	for k, it := range items {
+		need := b.Len() + len(it) + 1 // the item and the closing bracket
+		if kept > 0 {
+			need++ // the comma before the item
+		}
+		if k < total-1 {
+			need += 1 + len(note(kept+1)) // a comma and the note, if more items follow
+		}
+		if need > budget {
 			break
 		}
 		if kept > 0 {

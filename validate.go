@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -64,8 +65,8 @@ func (e *entry) validate(raw json.RawMessage) *ToolError {
 	if e.fast != nil && e.fast.accepts(raw) {
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	v, err := decodeArgs(raw)
+	if err != nil {
 		return &ToolError{Kind: KindInvalidArgs, Message: fmt.Sprintf(
 			"arguments for %s are not valid JSON (%v). Send a single JSON object matching the tool's input schema.",
 			e.spec.Name, syntaxHint(err))}
@@ -74,7 +75,7 @@ func (e *entry) validate(raw json.RawMessage) *ToolError {
 		return &ToolError{Kind: KindInvalidArgs, Message: fmt.Sprintf(
 			"arguments for %s must be a JSON object, got %s.", e.spec.Name, jsonKind(v))}
 	}
-	err := e.schema.Validate(v)
+	err = e.schema.Validate(v)
 	if err == nil {
 		return nil
 	}
@@ -83,6 +84,25 @@ func (e *entry) validate(raw json.RawMessage) *ToolError {
 		return &ToolError{Kind: KindInvalidArgs, Message: fmt.Sprintf("arguments for %s: %v", e.spec.Name, err)}
 	}
 	return &ToolError{Kind: KindInvalidArgs, Message: describeViolations(e.spec.Name, ve)}
+}
+
+// decodeArgs decodes arguments for the validator, keeping numbers exact
+// (json.Number), so that a number too large for a float64 is judged by the
+// schema, not refused as malformed.
+func decodeArgs(raw json.RawMessage) (any, error) {
+	if err := json.Unmarshal(raw, new(json.RawMessage)); err != nil {
+		return nil, err // a syntax error, with its offset
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
 }
 
 // describeViolations lists each failed check as "at <pointer>: <words>",
@@ -105,6 +125,9 @@ func describeViolations(tool string, ve *jsonschema.ValidationError) string {
 	var seen []string
 	for _, l := range leaves {
 		loc := l.InstanceLocation
+		if u, err := url.PathUnescape(loc); err == nil {
+			loc = u // the validator percent-encodes; the model knows its fields by name
+		}
 		if loc == "" {
 			loc = "/"
 		}
