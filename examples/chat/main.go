@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers/anthropic"
+	"github.com/toolloop/toolloop/providers/openai"
+)
+
+const defaultPrompt = "What's the weather in Paris and Tokyo? Give me Paris in Fahrenheit too."
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "chat:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	provider    string
+	model       string
+	interactive bool
+	prompt      string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.provider, "provider", "auto", "openai, anthropic, scripted, or auto (from the environment)")
+	fs.StringVar(&o.model, "model", "", "the model to use (default: $CHAT_MODEL, else the provider's default)")
+	fs.BoolVar(&o.interactive, "i", false, "hold a conversation: read one message per line from stdin")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.prompt = strings.Join(fs.Args(), " ")
+	return o, nil
+}
+
+// run is the whole command, with its environment passed in so that tests
+// can run it.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if o.model == "" {
+		o.model = getenv("CHAT_MODEL")
+	}
+	model, name, err := pickModel(o, getenv)
+	if err != nil {
+		return err
+	}
+	if name == "scripted" {
+		fmt.Fprintln(stderr, "No OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENAI_BASE_URL is set: using a scripted model, offline.")
+	} else {
+		fmt.Fprintf(stderr, "Using %s.\n", name)
+	}
+	loop := &toolloop.AgentLoop{Model: model, Tools: tools(), MaxIterations: 8, OnEvent: printer(stdout)}
+	msgs := []toolloop.Message{toolloop.SystemMessage(
+		"You are a helpful assistant. Use the tools for weather and conversions; say the weather is simulated.")}
+
+	turn := func(text string) error {
+		msgs = append(msgs, toolloop.UserMessage(text))
+		res, err := loop.Run(ctx, msgs)
+		if res != nil {
+			msgs = res.Messages
+			fmt.Fprintf(stdout, "\n[%s after %d turn(s)", res.StopReason, res.Turns)
+			if u := res.Usage; u.InputTokens+u.OutputTokens > 0 {
+				fmt.Fprintf(stdout, "; %d tokens in, %d out", u.InputTokens, u.OutputTokens)
+			}
+			fmt.Fprintln(stdout, "]")
+		}
+		return err
+	}
+	if !o.interactive {
+		prompt := o.prompt
+		if prompt == "" {
+			prompt = defaultPrompt
+		}
+		fmt.Fprintln(stdout, "> "+prompt)
+		return turn(prompt)
+	}
+	sc := bufio.NewScanner(stdin)
+	for {
+		fmt.Fprint(stdout, "> ")
+		if !sc.Scan() {
+			fmt.Fprintln(stdout)
+			return sc.Err()
+		}
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if err := turn(line); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			fmt.Fprintln(stderr, "error:", err)
+		}
+	}
+}
+
+// pickModel chooses the model: as -provider says, or from the environment.
+func pickModel(o options, getenv func(string) string) (toolloop.Model, string, error) {
+	p := o.provider
+	if p == "auto" {
+		switch {
+		case getenv("OPENAI_BASE_URL") != "":
+			p = "openai"
+		case getenv("ANTHROPIC_API_KEY") != "":
+			p = "anthropic"
+		case getenv("OPENAI_API_KEY") != "":
+			p = "openai"
+		default:
+			p = "scripted"
+		}
+	}
+	switch p {
+	case "openai":
+		m := openai.New(openai.Config{Model: o.model, APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL")})
+		return m, "openai (" + orDefault(o.model, openai.DefaultModel) + ")", nil
+	case "anthropic":
+		m := anthropic.New(anthropic.Config{Model: o.model, APIKey: getenv("ANTHROPIC_API_KEY")})
+		return m, "anthropic (" + orDefault(o.model, anthropic.DefaultModel) + ")", nil
+	case "scripted":
+		return &scripted{}, "scripted", nil
+	}
+	return nil, "", fmt.Errorf("unknown provider %q", p)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// printer prints the answer as it streams, and each tool call. The loop
+// calls it one event at a time.
+func printer(w io.Writer) func(toolloop.Event) {
+	midLine := false
+	return func(e toolloop.Event) {
+		if midLine && (e.Type == toolloop.EventStart || e.Type == toolloop.EventComplete) {
+			fmt.Fprintln(w)
+			midLine = false
+		}
+		switch e.Type {
+		case toolloop.EventModelDelta:
+			fmt.Fprint(w, e.Text)
+			midLine = !strings.HasSuffix(e.Text, "\n")
+		case toolloop.EventStart:
+			fmt.Fprintf(w, "  → %s %s\n", e.Tool, e.Arguments)
+		case toolloop.EventComplete:
+			if e.Result != nil {
+				status := "ok"
+				if e.Result.IsError() {
+					status = "error"
+				}
+				fmt.Fprintf(w, "  ← %s %s: %s\n", e.Tool, status, clip(resultText(e.Result), 120))
+			}
+		}
+	}
+}
+
+func resultText(r *toolloop.ToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		switch c.Type {
+		case toolloop.ContentText:
+			b.WriteString(c.Text)
+		case toolloop.ContentJSON:
+			b.Write(c.JSON)
+		}
+	}
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

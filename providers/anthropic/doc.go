@@ -1,0 +1,56 @@
+// Package anthropic is a [toolloop.Model] for Anthropic's Messages API. It
+// uses the official SDK, github.com/anthropics/anthropic-sdk-go, for
+// transport, retries and types; this package is the mapping.
+//
+//	model := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5"}) // key from ANTHROPIC_API_KEY
+//	loop := &toolloop.AgentLoop{Model: model, Tools: reg}
+//
+// # Transcript mapping
+//
+//   - System messages, wherever they stand, become the request's system
+//     prompt, in order: the API has no system role in messages.
+//   - User content: text as text blocks, images as image blocks (bytes of
+//     a type the API takes as a base64 source, URLs as a url source); JSON
+//     and resources as text; anything else as a short text note saying
+//     what was left out, so nothing vanishes silently.
+//   - Assistant messages: text blocks, then a tool_use block per call with
+//     its ID verbatim. The API takes a tool call's input only as a JSON
+//     object, so empty or null arguments are sent as {}, and arguments that
+//     are not a JSON object (malformed JSON from the model, say) as
+//     {"raw_arguments": "<the arguments exactly as the model wrote them>"},
+//     which the API accepts and which shows the model what it sent.
+//   - Tool results become tool_result blocks answering their call ID, with
+//     is_error set for a failed result; text and images go in as blocks,
+//     JSON as its JSON text. All the results of a turn are grouped into one
+//     user message, before any other user content, as the API requires.
+//   - Consecutive messages of the same role are merged, and messages left
+//     with no content (an assistant turn cut off before it said anything)
+//     are left out: the API refuses empty messages.
+//
+// In answers, end_turn and stop_sequence are [toolloop.StopEnd], tool_use
+// is StopToolUse, max_tokens and model_context_window_exceeded are
+// StopLength, and refusal is StopRefusal with a text that says so (the
+// model's own, or the refusal's explanation); tool calls of a refused turn
+// are dropped. pause_turn, which only server tools cause, is StopEnd.
+// Thinking blocks are not kept. Usage counts cache reads and writes as part
+// of the input tokens, and reports them apart too.
+//
+// # Tools
+//
+// Each tool is sent with its input schema, less the keywords the API
+// refuses at the root (anyOf, oneOf, allOf and the like, logged at debug
+// level): the loop still validates the arguments against the full schema.
+//
+// # Streaming, retries and errors
+//
+// [Model.Stream] yields text deltas as they arrive and a final chunk with
+// the whole turn, built by the SDK's Message.Accumulate; tool inputs split
+// across input_json_delta events, even inside a character, are reassembled
+// exactly, and kept verbatim when they are not valid JSON. The SDK retries
+// 408, 409, 429, 5xx and 529 (overloaded) answers with backoff, honouring
+// Retry-After (Config.MaxRetries). Errors the API returns after that are
+// *[providers.Error], matching [providers.ErrContextLength] ("prompt is too
+// long", or a request too large), [providers.ErrRateLimit],
+// [providers.ErrOverloaded] or [providers.ErrAuth] with errors.Is, and
+// unwrapping to *anthropic.Error.
+package anthropic

@@ -1,0 +1,167 @@
+package anthropic
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers/internal/wire"
+)
+
+// Defaults for the zero fields of a [Config].
+const (
+	DefaultModel = "claude-sonnet-4-5"
+	// DefaultMaxTokens is small enough for every current model's output
+	// limit; raise it for long answers.
+	DefaultMaxTokens = 4096
+)
+
+// Config configures a [Model]. The zero value talks to Anthropic's API
+// with DefaultModel, the SDK's default credentials (ANTHROPIC_API_KEY) and
+// the SDK's retries.
+type Config struct {
+	// Model names the model; empty means DefaultModel.
+	Model string
+	// APIKey authenticates the requests; empty means the SDK's default
+	// credentials, such as the ANTHROPIC_API_KEY environment variable.
+	APIKey string
+	// BaseURL is the API's base URL, for a proxy or gateway; empty means
+	// the SDK's default: ANTHROPIC_BASE_URL if set, else Anthropic's API.
+	BaseURL string
+
+	// MaxTokens bounds each turn's output; 0 means DefaultMaxTokens. (The
+	// SDK insists on streaming when it is large, so a loop, which streams,
+	// may raise it freely; Generate may not.)
+	MaxTokens int64
+	// Temperature, if set, is the sampling temperature.
+	Temperature *float64
+	// CachePrompt asks the API to cache the prompt (a top-level
+	// cache_control), so that each turn of a loop reads the transcript so
+	// far from the cache instead of paying for it again. Cache writes cost
+	// more than plain input, and reads much less; Usage reports both.
+	CachePrompt bool
+
+	// MaxRetries is how many times the SDK retries a request that failed
+	// with a connection error, 408, 409, 429 or 5xx, waiting as Retry-After
+	// says or backing off. 0 means the SDK's default (2); negative means no
+	// retries.
+	MaxRetries int
+	// HTTPClient, if set, sends the requests.
+	HTTPClient *http.Client
+	// Logger, if set, receives debug logs: schema keywords dropped,
+	// arguments sent wrapped, blocks and stop reasons left out.
+	Logger *slog.Logger
+	// RequestOptions are extra SDK options, applied after those above, for
+	// what Config does not cover (headers, beta flags, a JSON field set on
+	// every request with option.WithJSONSet).
+	RequestOptions []option.RequestOption
+}
+
+// Model is a [toolloop.Model] and [toolloop.Streamer] backed by the
+// Messages API. It is safe for concurrent use. To make the loop call
+// Generate instead of Stream, wrap it: toolloop.ModelFunc(m.Generate).
+type Model struct {
+	client sdk.Client
+	cfg    Config
+	log    *slog.Logger
+	tools  wire.Cache[convertedTool]
+}
+
+// New returns a model configured by cfg. It does not contact the server;
+// missing credentials or a bad URL show up as the error of the first call.
+func New(cfg Config) *Model {
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	var opts []option.RequestOption
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.MaxRetries != 0 {
+		opts = append(opts, option.WithMaxRetries(max(cfg.MaxRetries, 0)))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	opts = append(opts, cfg.RequestOptions...)
+	return &Model{client: sdk.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger)}
+}
+
+// Generate implements [toolloop.Model]: one Messages request.
+func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := m.client.Messages.New(ctx, params)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return m.response(msg, nil), nil
+}
+
+// Stream implements [toolloop.Streamer]: one streamed Messages request. It
+// yields each text delta as it arrives, then a final chunk with the whole
+// turn. A stream that ends before message_stop yields an error wrapping
+// io.ErrUnexpectedEOF.
+func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
+	params, err := m.params(req)
+	return func(yield func(toolloop.Chunk, error) bool) {
+		if err != nil {
+			yield(toolloop.Chunk{}, err)
+			return
+		}
+		stream := m.client.Messages.NewStreaming(ctx, params)
+		defer stream.Close()
+		var msg sdk.Message
+		inputs := map[int64]*wire.Fragments{}
+		stopped := false
+		for stream.Next() {
+			ev := stream.Current()
+			if err := msg.Accumulate(ev); err != nil {
+				yield(toolloop.Chunk{}, fmt.Errorf("anthropic: %w", err))
+				return
+			}
+			switch ev.Type {
+			case "message_stop":
+				stopped = true
+			case "content_block_delta":
+				switch ev.Delta.Type {
+				case "text_delta":
+					if ev.Delta.Text != "" && !yield(toolloop.Chunk{Text: ev.Delta.Text}, nil) {
+						return
+					}
+				case "input_json_delta":
+					f := inputs[ev.Index]
+					if f == nil {
+						f = new(wire.Fragments)
+						inputs[ev.Index] = f
+					}
+					f.Add(ev.Delta.JSON.PartialJSON.Raw(), ev.Delta.PartialJSON)
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(toolloop.Chunk{}, mapError(err))
+			return
+		}
+		if !stopped {
+			yield(toolloop.Chunk{}, fmt.Errorf("anthropic: the stream ended before the message did: %w", io.ErrUnexpectedEOF))
+			return
+		}
+		yield(toolloop.Chunk{Response: m.response(&msg, inputs)}, nil)
+	}
+}

@@ -1,0 +1,205 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers/internal/wire"
+)
+
+// params maps a request to the SDK's request parameters.
+func (m *Model) params(req *toolloop.Request) (sdk.MessageNewParams, error) {
+	p := sdk.MessageNewParams{Model: sdk.Model(m.cfg.Model), MaxTokens: m.cfg.MaxTokens}
+	if err := m.messages(&p, req.Messages); err != nil {
+		return p, err
+	}
+	for _, spec := range req.Tools {
+		t := m.tool(spec)
+		if t.err != nil {
+			return p, t.err
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: t.param})
+	}
+	if m.cfg.Temperature != nil {
+		p.Temperature = sdk.Float(*m.cfg.Temperature)
+	}
+	if m.cfg.CachePrompt {
+		p.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	return p, nil
+}
+
+// messages maps a transcript to the system prompt and the messages of p.
+func (m *Model) messages(p *sdk.MessageNewParams, msgs []toolloop.Message) error {
+	for i := range msgs {
+		msg := &msgs[i]
+		switch msg.Role {
+		case toolloop.RoleSystem:
+			for _, c := range msg.Content {
+				if text := wire.AsText(c); text != "" {
+					p.System = append(p.System, sdk.TextBlockParam{Text: text})
+				}
+			}
+		case toolloop.RoleUser:
+			p.Messages = appendBlocks(p.Messages, sdk.MessageParamRoleUser, userBlocks(msg.Content))
+		case toolloop.RoleAssistant:
+			p.Messages = appendBlocks(p.Messages, sdk.MessageParamRoleAssistant, m.assistantBlocks(msg))
+		case toolloop.RoleTool:
+			if msg.Result == nil {
+				return fmt.Errorf("anthropic: message %d is a tool message without a result", i)
+			}
+			p.Messages = appendBlocks(p.Messages, sdk.MessageParamRoleUser, []sdk.ContentBlockParamUnion{toolResult(msg.Result)})
+		default:
+			return fmt.Errorf("anthropic: message %d has unknown role %q", i, msg.Role)
+		}
+	}
+	return nil
+}
+
+// appendBlocks adds blocks to the conversation, merging them into the last
+// message when it has the same role, since the API wants turns to
+// alternate. A message without blocks is left out.
+func appendBlocks(msgs []sdk.MessageParam, role sdk.MessageParamRole, blocks []sdk.ContentBlockParamUnion) []sdk.MessageParam {
+	if len(blocks) == 0 {
+		return msgs
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == role {
+		msgs[n-1].Content = append(msgs[n-1].Content, blocks...)
+		return msgs
+	}
+	return append(msgs, sdk.MessageParam{Role: role, Content: blocks})
+}
+
+func userBlocks(cs []toolloop.Content) []sdk.ContentBlockParamUnion {
+	blocks := make([]sdk.ContentBlockParamUnion, 0, len(cs))
+	for _, c := range cs {
+		if img := imageBlock(c); img != nil {
+			blocks = append(blocks, sdk.ContentBlockParamUnion{OfImage: img})
+		} else if text := wire.AsText(c); text != "" {
+			blocks = append(blocks, sdk.NewTextBlock(text))
+		}
+	}
+	return blocks
+}
+
+// imageBlock returns the image block for c, or nil when c is not an image
+// the API takes.
+func imageBlock(c toolloop.Content) *sdk.ImageBlockParam {
+	if c.Type != toolloop.ContentImage {
+		return nil
+	}
+	if len(c.Data) > 0 {
+		mime, ok := wire.ImageType(c.MIMEType)
+		if !ok {
+			return nil
+		}
+		return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
+			Data: base64.StdEncoding.EncodeToString(c.Data), MediaType: sdk.Base64ImageSourceMediaType(mime)}}}
+	}
+	if c.URI != "" {
+		return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfURL: &sdk.URLImageSourceParam{URL: c.URI}}}
+	}
+	return nil
+}
+
+func (m *Model) assistantBlocks(msg *toolloop.Message) []sdk.ContentBlockParamUnion {
+	blocks := make([]sdk.ContentBlockParamUnion, 0, len(msg.Content)+len(msg.ToolCalls))
+	for _, c := range msg.Content {
+		if text := wire.AsText(c); text != "" {
+			blocks = append(blocks, sdk.NewTextBlock(text))
+		}
+	}
+	for _, tc := range msg.ToolCalls {
+		input, wrapped := toolInput(tc.Arguments)
+		if wrapped {
+			m.log.Debug("anthropic: sent tool call arguments that are not a JSON object wrapped", "id", tc.ID, "tool", tc.Name)
+		}
+		blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: tc.ID, Name: tc.Name, Input: input}})
+	}
+	return blocks
+}
+
+// rawArgumentsKey holds arguments that are not a JSON object, as a string,
+// in the object the API insists on.
+const rawArgumentsKey = "raw_arguments"
+
+// toolInput returns the input to send for a call's arguments: a JSON
+// object as it is, empty or null arguments as {}, and anything else
+// wrapped as {"raw_arguments": "..."}.
+func toolInput(args json.RawMessage) (input any, wrapped bool) {
+	trimmed := bytes.TrimSpace(args)
+	switch {
+	case len(trimmed) == 0 || string(trimmed) == "null":
+		return json.RawMessage(`{}`), false
+	case trimmed[0] == '{' && json.Valid(trimmed):
+		return json.RawMessage(bytes.Clone(trimmed)), false
+	}
+	return map[string]string{rawArgumentsKey: string(args)}, true
+}
+
+// toolResult maps a result to a tool_result block.
+func toolResult(r *toolloop.ToolResult) sdk.ContentBlockParamUnion {
+	b := &sdk.ToolResultBlockParam{ToolUseID: r.CallID}
+	if r.IsError() {
+		b.IsError = sdk.Bool(true)
+	}
+	for _, c := range r.Content {
+		if img := imageBlock(c); img != nil {
+			b.Content = append(b.Content, sdk.ToolResultBlockParamContentUnion{OfImage: img})
+		} else if text := wire.AsText(c); text != "" {
+			b.Content = append(b.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: text}})
+		}
+	}
+	if len(b.Content) == 0 && r.Error != nil && r.Error.Message != "" {
+		b.Content = append(b.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: r.Error.Message}})
+	}
+	return sdk.ContentBlockParamUnion{OfToolResult: b}
+}
+
+// convertedTool is a converted tool spec, cached per spec.
+type convertedTool struct {
+	param *sdk.ToolParam
+	err   error
+}
+
+// tool converts a tool spec, once per distinct spec.
+func (m *Model) tool(spec toolloop.ToolSpec) convertedTool {
+	key := wire.Key(spec.Name, spec.Description, string(spec.InputSchema))
+	return m.tools.Get(key, func() convertedTool {
+		schema, notes, err := wire.ObjectSchema(spec.InputSchema)
+		if err != nil {
+			return convertedTool{err: fmt.Errorf("anthropic: tool %s: %w", spec.Name, err)}
+		}
+		for _, n := range notes {
+			m.log.Debug("anthropic: tool schema loosened for the API", "tool", spec.Name, "change", n)
+		}
+		in := sdk.ToolInputSchemaParam{Properties: schema["properties"]}
+		if req, ok := schema["required"].([]any); ok {
+			for _, v := range req {
+				if s, ok := v.(string); ok {
+					in.Required = append(in.Required, s)
+				}
+			}
+		}
+		for k, v := range schema {
+			switch k {
+			case "type", "properties", "required":
+			default:
+				if in.ExtraFields == nil {
+					in.ExtraFields = map[string]any{}
+				}
+				in.ExtraFields[k] = v
+			}
+		}
+		t := &sdk.ToolParam{Name: spec.Name, InputSchema: in}
+		if spec.Description != "" {
+			t.Description = sdk.String(spec.Description)
+		}
+		return convertedTool{param: t}
+	})
+}

@@ -1,0 +1,65 @@
+package providers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// The kinds of provider failure a caller can act on. A *[Error] matches at
+// most one of them with errors.Is.
+var (
+	// ErrContextLength: the transcript (plus the requested output) does not
+	// fit the model's context window. Compact or trim the transcript and try
+	// again.
+	ErrContextLength = errors.New("providers: the request exceeds the model's context window")
+	// ErrRateLimit: the provider still answered 429 after the SDK's retries.
+	ErrRateLimit = errors.New("providers: rate limited")
+	// ErrOverloaded: the provider was still overloaded or unavailable (503,
+	// 529) after the SDK's retries.
+	ErrOverloaded = errors.New("providers: the provider is overloaded")
+	// ErrAuth: the API key is missing, wrong or not allowed to use the model
+	// (401, 403).
+	ErrAuth = errors.New("providers: authentication failed")
+)
+
+// Error is an error response from a provider's API, after the SDK's own
+// retries. errors.Is matches it against the sentinel of its kind, if any;
+// errors.As reaches the SDK's error through Unwrap.
+type Error struct {
+	// Provider names the provider: "openai" or "anthropic".
+	Provider string
+	// StatusCode is the HTTP status of the response: 200 for an error
+	// event in the middle of a stream.
+	StatusCode int
+	// Type is the provider's error type or code, such as
+	// "context_length_exceeded" or "rate_limit_error", when it sent one.
+	Type string
+	// Message is the provider's error message.
+	Message string
+	// Kind is the sentinel this error matches with errors.Is, or nil.
+	Kind error
+	// Err is the SDK's error.
+	Err error
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%s: %d %s", e.Provider, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.StatusCode == http.StatusOK {
+		s = e.Provider + ": error in the stream"
+	}
+	if e.Type != "" {
+		s += " (" + e.Type + ")"
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Is reports whether target is the sentinel of e's kind.
+func (e *Error) Is(target error) bool { return e.Kind != nil && target == e.Kind }
+
+// Unwrap returns the SDK's error.
+func (e *Error) Unwrap() error { return e.Err }

@@ -1,0 +1,72 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/wire"
+)
+
+// mapError turns an error response of the API into a *providers.Error.
+// Other errors (the context's, the network's) are returned as they are.
+func mapError(err error) error {
+	var ae *oai.Error
+	if errors.As(err, &ae) {
+		// Some servers send the HTTP status as a numeric code: that is no
+		// error code.
+		code := ae.Code
+		if raw := ae.JSON.Code.Raw(); !strings.HasPrefix(raw, `"`) {
+			code = ""
+		}
+		return classify(&providers.Error{
+			Provider:   "openai",
+			StatusCode: ae.StatusCode,
+			Type:       wire.FirstNonEmpty(code, ae.Type),
+			Message:    ae.Message,
+			Err:        err,
+		}, code, ae.Type)
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		// An error event in the middle of a stream: the status was 200.
+		var body struct {
+			Error struct {
+				Code    any    `json:"code"`
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(se.Event.Data, &body)
+		code, _ := body.Error.Code.(string)
+		return classify(&providers.Error{
+			Provider:   "openai",
+			StatusCode: http.StatusOK,
+			Type:       wire.FirstNonEmpty(code, body.Error.Type),
+			Message:    body.Error.Message,
+			Err:        err,
+		}, code, body.Error.Type)
+	}
+	return err
+}
+
+// classify sets e.Kind from its status and what the body says. OpenAI says
+// context_length_exceeded in the code; llama.cpp's server says
+// exceed_context_size_error in the type; vLLM and others send no code but
+// keep OpenAI's wording, "maximum context length".
+func classify(e *providers.Error, code, typ string) error {
+	e.Kind = wire.StatusKind(e.StatusCode)
+	switch {
+	case code == "context_length_exceeded", typ == "exceed_context_size_error",
+		e.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(e.Message), "maximum context length"):
+		e.Kind = providers.ErrContextLength
+	case code == "rate_limit_exceeded":
+		e.Kind = providers.ErrRateLimit
+	}
+	return e
+}

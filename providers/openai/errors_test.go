@@ -1,0 +1,102 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/replay"
+)
+
+func TestRateLimitIsRetried(t *testing.T) {
+	srv := serve(t,
+		replay.Step{Golden: "generate", Status: http.StatusTooManyRequests, Response: "error_429.json",
+			Header: map[string]string{"Retry-After-Ms": "10", "Retry-After": "1"}},
+		replay.Step{Golden: "generate", Response: "plain.json"},
+	)
+	resp, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	require.NoError(t, err)
+	assert.Equal(t, "Hello! How can I help you today?", resp.Message.Text())
+	assert.Len(t, srv.Requests(), 2)
+}
+
+func TestStreamRateLimitIsRetried(t *testing.T) {
+	srv := serve(t,
+		replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json", Header: map[string]string{"Retry-After-Ms": "10"}},
+		replay.Step{Response: "stream_text.sse"},
+	)
+	resp, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	require.NoError(t, err)
+	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
+	assert.Len(t, srv.Requests(), 2)
+}
+
+func TestAPIErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		response string
+		retries  int
+		kind     error
+		typ      string
+		requests int
+	}{
+		{"context length", http.StatusBadRequest, "error_context_length.json", 0, providers.ErrContextLength, "context_length_exceeded", 1},
+		{"context length from vLLM", http.StatusBadRequest, "error_context_length_vllm.json", 0, providers.ErrContextLength, "BadRequestError", 1},
+		{"rate limit after retries", http.StatusTooManyRequests, "error_429.json", 1, providers.ErrRateLimit, "rate_limit_exceeded", 2},
+		{"overloaded, no retries", http.StatusServiceUnavailable, "error_503.json", -1, providers.ErrOverloaded, "", 1},
+		{"bad key", http.StatusUnauthorized, "error_auth.json", 0, providers.ErrAuth, "invalid_api_key", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps := make([]replay.Step, tt.requests)
+			for i := range steps {
+				steps[i] = replay.Step{Status: tt.status, Response: tt.response, Header: map[string]string{"Retry-After-Ms": "1"}}
+			}
+			srv := serve(t, steps...)
+			_, err := modelFor(srv, Config{MaxRetries: tt.retries}).Generate(context.Background(), weatherRequest())
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tt.kind)
+			var pe *providers.Error
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tt.status, pe.StatusCode)
+			assert.Equal(t, "openai", pe.Provider)
+			assert.Equal(t, tt.typ, pe.Type)
+			assert.NotEmpty(t, pe.Message)
+			var sdkErr *oai.Error
+			require.ErrorAs(t, err, &sdkErr)
+			assert.Equal(t, tt.status, sdkErr.StatusCode)
+			for _, other := range []error{providers.ErrContextLength, providers.ErrRateLimit, providers.ErrOverloaded, providers.ErrAuth} {
+				if other != tt.kind {
+					assert.NotErrorIs(t, err, other)
+				}
+			}
+			assert.Len(t, srv.Requests(), tt.requests)
+		})
+	}
+}
+
+func TestContextLengthThroughTheLoop(t *testing.T) {
+	srv := serve(t, replay.Step{Status: http.StatusBadRequest, Response: "error_context_length.json"})
+	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{})}
+	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("a very long transcript")})
+	require.ErrorIs(t, err, providers.ErrContextLength)
+	assert.Equal(t, toolloop.StopError, res.StopReason)
+}
+
+func TestOtherErrorsPassThrough(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	srv := serve(t)
+	_, err := modelFor(srv, Config{}).Generate(ctx, weatherRequest())
+	require.ErrorIs(t, err, context.Canceled)
+	var pe *providers.Error
+	assert.False(t, errors.As(err, &pe))
+}

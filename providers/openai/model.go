@@ -1,0 +1,169 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers/internal/wire"
+)
+
+// DefaultModel is the model used when Config.Model is empty.
+const DefaultModel = "gpt-4.1"
+
+// Config configures a [Model]. The zero value talks to OpenAI's API with
+// DefaultModel, the key in OPENAI_API_KEY and the SDK's retries.
+type Config struct {
+	// Model names the model; empty means DefaultModel.
+	Model string
+	// APIKey authenticates the requests; empty means the SDK's default,
+	// the OPENAI_API_KEY environment variable.
+	APIKey string
+	// BaseURL is the API's base URL, for any OpenAI-compatible server, such
+	// as "http://localhost:11434/v1" for Ollama. Empty means the SDK's
+	// default: OPENAI_BASE_URL if set, else OpenAI's API.
+	BaseURL string
+
+	// MaxTokens bounds each turn's output, sent as max_completion_tokens;
+	// 0 leaves it to the server. (For a server that knows only
+	// max_tokens, leave this 0 and pass option.WithJSONSet("max_tokens", n)
+	// in RequestOptions.)
+	MaxTokens int64
+	// Temperature, if set, is the sampling temperature.
+	Temperature *float64
+	// Strict sends each tool with strict: true when strict mode can express
+	// its schema, and non-strict (logged at debug level) when it cannot.
+	// Off by default, because not every OpenAI-compatible server accepts
+	// the field.
+	Strict bool
+
+	// MaxRetries is how many times the SDK retries a request that failed
+	// with a connection error, 408, 409, 429 or 5xx, waiting as Retry-After
+	// says or backing off. 0 means the SDK's default (2); negative means no
+	// retries.
+	MaxRetries int
+	// HTTPClient, if set, sends the requests.
+	HTTPClient *http.Client
+	// Logger, if set, receives debug logs: tools sent non-strict and why,
+	// schema keywords dropped, unknown finish reasons, dropped tool calls.
+	Logger *slog.Logger
+	// RequestOptions are extra SDK options, applied after those above, for
+	// what Config does not cover (headers, organization, a JSON field set
+	// on every request with option.WithJSONSet).
+	RequestOptions []option.RequestOption
+}
+
+// Model is a [toolloop.Model] and [toolloop.Streamer] backed by the Chat
+// Completions API. It is safe for concurrent use. To make the loop call
+// Generate instead of Stream, wrap it: toolloop.ModelFunc(m.Generate).
+type Model struct {
+	client oai.Client
+	cfg    Config
+	log    *slog.Logger
+	tools  wire.Cache[convertedTool]
+}
+
+// New returns a model configured by cfg. It does not contact the server;
+// a missing key or a bad URL shows up as the error of the first call.
+func New(cfg Config) *Model {
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	var opts []option.RequestOption
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.MaxRetries != 0 {
+		opts = append(opts, option.WithMaxRetries(max(cfg.MaxRetries, 0)))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	opts = append(opts, cfg.RequestOptions...)
+	return &Model{client: oai.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger)}
+}
+
+// Generate implements [toolloop.Model]: one Chat Completions request.
+func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := m.client.Chat.Completions.New(ctx, params)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return m.response(cc, nil)
+}
+
+// Stream implements [toolloop.Streamer]: one streamed Chat Completions
+// request. It yields each text delta as it arrives, then a final chunk
+// with the whole turn. A stream that ends before the server says why the
+// turn finished yields an error wrapping io.ErrUnexpectedEOF.
+func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
+	params, err := m.params(req)
+	return func(yield func(toolloop.Chunk, error) bool) {
+		if err != nil {
+			yield(toolloop.Chunk{}, err)
+			return
+		}
+		params.StreamOptions.IncludeUsage = oai.Bool(true)
+		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		defer stream.Close()
+		var acc oai.ChatCompletionAccumulator
+		args := map[int]*wire.Fragments{}
+		finished := false
+		for stream.Next() {
+			chunk := stream.Current()
+			if !acc.AddChunk(chunk) {
+				yield(toolloop.Chunk{}, errors.New("openai: the stream sent a chunk that does not fit the turn so far"))
+				return
+			}
+			for _, ch := range chunk.Choices {
+				if ch.Index != 0 {
+					continue
+				}
+				finished = finished || ch.FinishReason != ""
+				for _, tc := range ch.Delta.ToolCalls {
+					i := max(int(tc.Index), 0)
+					f := args[i]
+					if f == nil {
+						f = new(wire.Fragments)
+						args[i] = f
+					}
+					f.Add(tc.Function.JSON.Arguments.Raw(), tc.Function.Arguments)
+				}
+				if text := ch.Delta.Content + ch.Delta.Refusal; text != "" {
+					if !yield(toolloop.Chunk{Text: text}, nil) {
+						return
+					}
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(toolloop.Chunk{}, mapError(err))
+			return
+		}
+		if !finished {
+			yield(toolloop.Chunk{}, fmt.Errorf("openai: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF))
+			return
+		}
+		resp, err := m.response(&acc.ChatCompletion, args)
+		if err != nil {
+			yield(toolloop.Chunk{}, err)
+			return
+		}
+		yield(toolloop.Chunk{Response: resp}, nil)
+	}
+}

@@ -1,0 +1,99 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+
+	oai "github.com/openai/openai-go/v3"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers/internal/wire"
+)
+
+// The texts of refusals that came without one of their own.
+const (
+	filteredText = "The answer was withheld by the provider's content filter."
+	filteredNote = "\n\n[The rest of the answer was withheld by the provider's content filter.]"
+)
+
+// response maps a chat completion to our response. args, when not nil,
+// holds the streamed arguments of each tool call by index, reassembled
+// from their raw pieces.
+func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments) (*toolloop.Response, error) {
+	if len(cc.Choices) == 0 {
+		return nil, errors.New("openai: the response has no choices")
+	}
+	ch := &cc.Choices[0]
+	msg := toolloop.Message{Role: toolloop.RoleAssistant}
+	if ch.Message.Content != "" {
+		msg.Content = []toolloop.Content{toolloop.TextContent(ch.Message.Content)}
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			m.log.Debug("openai: ignored a tool call that is not a function call", "type", tc.Type, "id", tc.ID)
+			continue
+		}
+		a := tc.Function.Arguments
+		if f := args[i]; f != nil && f.Len() > 0 {
+			a = f.String()
+		}
+		msg.ToolCalls = append(msg.ToolCalls, toolloop.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(a)})
+	}
+	resp := &toolloop.Response{
+		Message:    msg,
+		StopReason: m.stopReason(ch.FinishReason, len(msg.ToolCalls) > 0),
+		Usage: toolloop.Usage{
+			InputTokens:     cc.Usage.PromptTokens,
+			OutputTokens:    cc.Usage.CompletionTokens,
+			CacheReadTokens: cc.Usage.PromptTokensDetails.CachedTokens,
+		},
+		Model: cc.Model,
+	}
+	if refusal := ch.Message.Refusal; refusal != "" || ch.FinishReason == "content_filter" {
+		m.refuse(resp, refusal)
+	}
+	return resp, nil
+}
+
+// refuse turns resp into a refusal whose text says so. Tool calls of a
+// refused turn are dropped: they may be cut off, and must not run.
+func (m *Model) refuse(resp *toolloop.Response, refusal string) {
+	msg := &resp.Message
+	if n := len(msg.ToolCalls); n > 0 {
+		m.log.Debug("openai: dropped the tool calls of a refused turn", "calls", n)
+		msg.ToolCalls = nil
+	}
+	hasText := msg.Text() != ""
+	switch {
+	case refusal != "" && hasText:
+		msg.Content = append(msg.Content, toolloop.TextContent("\n\n"+refusal))
+	case refusal != "":
+		msg.Content = append(msg.Content, toolloop.TextContent(refusal))
+	case hasText:
+		msg.Content = append(msg.Content, toolloop.TextContent(filteredNote))
+	default:
+		msg.Content = append(msg.Content, toolloop.TextContent(filteredText))
+	}
+	resp.StopReason = toolloop.StopRefusal
+}
+
+// stopReason maps a finish reason. Some servers finish a turn with tool
+// calls as "stop"; a turn with calls is tool_use whatever they say, unless
+// it was cut off or filtered.
+func (m *Model) stopReason(finish string, hasCalls bool) toolloop.StopReason {
+	switch finish {
+	case "length":
+		return toolloop.StopLength
+	case "content_filter":
+		return toolloop.StopRefusal
+	case "tool_calls", "function_call":
+		return toolloop.StopToolUse
+	case "stop", "":
+	default:
+		m.log.Debug("openai: unknown finish reason", "finish_reason", finish)
+	}
+	if hasCalls {
+		return toolloop.StopToolUse
+	}
+	return toolloop.StopEnd
+}
