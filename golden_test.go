@@ -272,6 +272,7 @@ func TestGolden(t *testing.T) {
 		{name: "repaired_arguments", setup: func(l *toolloop.AgentLoop) { l.Repair = toolloop.RepairArguments }},
 		{name: "interrupted_transcript"},
 		{name: "length_stop", wantErr: toolloop.ErrLength},
+		{name: "refusal"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

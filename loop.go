@@ -261,16 +261,14 @@ func (l *AgentLoop) loop(ctx context.Context, rn *runState, res *RunResult) (*Ru
 			}
 			return rn.end(res, nil)
 		}
-		if msg.StopReason == StopLength {
+		switch msg.StopReason {
+		case StopLength:
 			// The last call's arguments may be cut off: run none of them.
-			for _, tc := range msg.ToolCalls {
-				r := &ToolResult{CallID: tc.ID, Name: tc.Name, Status: StatusError,
-					Error: &ToolError{Kind: KindCanceled, Message: "not run: the model's output hit its token limit, so this call may be incomplete"}}
-				r.Content = []Content{TextContent(r.Error.Message)}
-				res.Messages = append(res.Messages, ToolMessage(r))
-				res.Executions = append(res.Executions, execution(rn.turn, r))
-			}
+			rn.notRun(res, msg.ToolCalls, "not run: the model's output hit its token limit, so this call may be incomplete")
 			return rn.end(res, ErrLength)
+		case StopRefusal:
+			rn.notRun(res, msg.ToolCalls, "not run: the provider refused or filtered this turn")
+			return rn.end(res, nil)
 		}
 		results, pending := rn.runTurn(ctx, msg.ToolCalls, nil, rn.execCall)
 		if len(pending) > 0 {
@@ -352,6 +350,20 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message) 
 		return nil, errors.New("model stream ended without a response")
 	}
 	return resp, nil
+}
+
+// notRun answers calls the loop will not run with canceled results.
+func (rn *runState) notRun(res *RunResult, calls []ToolCall, why string) {
+	for _, tc := range calls {
+		r := &ToolResult{CallID: tc.ID, Name: tc.Name, Status: StatusError,
+			Error: &ToolError{Kind: KindCanceled, Message: why}, Content: []Content{TextContent(why)}}
+		r.Meta.Bytes = len(why)
+		res.Messages = append(res.Messages, ToolMessage(r))
+		res.Executions = append(res.Executions, execution(rn.turn, r))
+		if rn.observed {
+			rn.emit(&Event{Type: EventComplete, CallID: tc.ID, Tool: tc.Name, Result: r})
+		}
+	}
 }
 
 // appendResults adds one tool message per result to the transcript.

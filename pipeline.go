@@ -361,6 +361,10 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 		if ended && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return cr.contextResult(timedOut, "")
 		}
+		var ps interface{ PanicStack() string }
+		if errors.As(err, &ps) {
+			cr.stack = ps.PanicStack() // a panic in another process
+		}
 		return ErrorResult(err)
 	case res == nil:
 		return &ToolResult{Status: StatusOK}

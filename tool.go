@@ -15,7 +15,10 @@ import (
 // spec says Exclusive), and must honour ctx. Run reports a failure the
 // model should see either by returning an error (a *ToolError picks the
 // kind; any other error is execution_failed) or by returning a result with
-// StatusError. The loop fills in CallID, Name and Meta's provenance, so a
+// StatusError. A tool that runs its work elsewhere (another process) and
+// learns of a panic there may return an error with a method
+// PanicStack() string; the stack goes to the completion event, never to
+// the model. The loop fills in CallID, Name and Meta's provenance, so a
 // tool need not. Use looptest.TestTool to check an implementation.
 type Tool interface {
 	Spec() ToolSpec

@@ -3,6 +3,7 @@ package looptest
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -175,4 +176,26 @@ func (r *Recorder) ForCall(callID string) []toolloop.Event {
 		}
 	}
 	return out
+}
+
+// AssertGolden compares a transcript with the one in a golden file (see
+// Load), or, when update is set, writes got to the file instead, without
+// result durations. Tie update to a flag of your test package:
+//
+//	var update = flag.Bool("update", false, "rewrite golden files")
+//	...
+//	looptest.AssertGolden(t, "testdata/run.json", res.Messages, *update)
+func AssertGolden(t testing.TB, path string, got []toolloop.Message, update bool) bool {
+	t.Helper()
+	if update {
+		b, err := json.MarshalIndent(Canonical(got), "", "  ")
+		if err == nil {
+			err = os.WriteFile(path, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			t.Fatalf("looptest: writing %s: %v", path, err)
+		}
+		return true
+	}
+	return AssertTranscript(t, Load(t, path), got)
 }
