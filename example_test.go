@@ -262,3 +262,23 @@ func ExampleRepairTranscript() {
 	// gave interrupted call c1 (read_file) a canceled result
 	// canceled
 }
+
+// Tee sends events to several sinks, such as an event log and telemetry.
+func ExampleTee() {
+	var calls, all int
+	loop := &toolloop.AgentLoop{
+		Model: looptest.Script(looptest.Text("hi")),
+		OnEvent: toolloop.Tee(nil,
+			func(e toolloop.Event) { all++ },
+			func(e toolloop.Event) { panic("a broken sink") },
+			func(e toolloop.Event) {
+				if e.Type == toolloop.EventModelResponse {
+					calls++
+				}
+			},
+		),
+	}
+	_, _ = loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("hi")})
+	fmt.Println(all, calls)
+	// Output: 4 1
+}

@@ -118,6 +118,8 @@ func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, 
 	cr.tc.Arguments = p.Arguments
 	cr.meta, cr.notes = p.Meta, p.Notes
 	if rn.observed {
+		// This process has not seen the call start: say so, then settle it.
+		cr.emit(&Event{Type: EventStart, Arguments: eventArgs(p.Arguments)})
 		cr.emit(&Event{Type: EventPermissionCompleted, Approval: &a})
 	}
 	if err := ctx.Err(); err != nil {

@@ -79,7 +79,13 @@ func TestPipeline(t *testing.T) {
 		{id: "badargs", wantKind: toolloop.KindInvalidArgs},
 		{id: "unknown", wantKind: toolloop.KindInvalidArgs},
 		{id: "denied", wantKind: toolloop.KindDenied},
-		{id: "panic", wantKind: toolloop.KindPanic},
+		{id: "panic", wantKind: toolloop.KindPanic, check: func(t *testing.T, r *toolloop.ToolResult) {
+			done := rec.ForCall("panic")
+			require.NotEmpty(t, done)
+			stack := done[len(done)-1].Stack
+			assert.Contains(t, stack, "main.main", "the plugin's stack reaches the completion event")
+			assert.NotContains(t, r.Text(), "main.main", "but not the model")
+		}},
 		{id: "kind", wantKind: toolloop.KindDenied},
 		{id: "big", check: func(t *testing.T, r *toolloop.ToolResult) {
 			assert.True(t, r.Meta.Truncated)

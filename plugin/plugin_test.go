@@ -104,7 +104,10 @@ func TestPanicLeavesPluginRunning(t *testing.T) {
 
 	res, err := call(t, src, "boom", `{}`)
 	require.Equal(t, toolloop.KindPanic, kindOf(res, err))
-	assert.Contains(t, res.Text(), "kaboom")
+	assert.Contains(t, toolloop.ErrorResult(err).Text(), "kaboom")
+	var ps interface{ PanicStack() string }
+	require.ErrorAs(t, err, &ps, "the error carries the plugin's stack for the loop's events")
+	assert.Contains(t, ps.PanicStack(), "main.main")
 
 	res, err = call(t, src, "pid", `{}`)
 	require.NoError(t, err)

@@ -212,7 +212,8 @@ func (ss *session) Run(r wire.Run, reply *wire.RunReply) error {
 	if r.Report {
 		call.Reporter = &hostReporter{ss: ss, token: r.Token}
 	}
-	res := ss.srv.run(ctx, call)
+	res, stack := ss.srv.run(ctx, call)
+	reply.Stack = stack
 	b, err := json.Marshal(res)
 	if err != nil {
 		b, _ = json.Marshal(toolloop.ErrorResult(toolloop.Errorf(toolloop.KindExecutionFailed,
@@ -222,26 +223,27 @@ func (ss *session) Run(r wire.Run, reply *wire.RunReply) error {
 	return nil
 }
 
-// run runs one call, recovering a panic.
-func (s *server) run(ctx context.Context, call *toolloop.Call) (res *toolloop.ToolResult) {
+// run runs one call, recovering a panic, whose stack it returns.
+func (s *server) run(ctx context.Context, call *toolloop.Call) (res *toolloop.ToolResult, stack string) {
 	t, ok := s.tools[call.Name]
 	if !ok {
-		return toolloop.ErrorResult(toolloop.Errorf(toolloop.KindNotFound, "the plugin has no tool %q", call.Name))
+		return toolloop.ErrorResult(toolloop.Errorf(toolloop.KindNotFound, "the plugin has no tool %q", call.Name)), ""
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("tool panicked", "tool", call.Name, "call_id", call.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			stack = string(debug.Stack())
+			s.log.Error("tool panicked", "tool", call.Name, "call_id", call.ID, "panic", fmt.Sprint(p), "stack", stack)
 			res = toolloop.ErrorResult(toolloop.Errorf(toolloop.KindPanic, "tool %s panicked: %v", call.Name, p))
 		}
 	}()
 	r, err := t.Run(ctx, call)
 	switch {
 	case err != nil:
-		return toolloop.ErrorResult(err)
+		return toolloop.ErrorResult(err), ""
 	case r == nil:
-		return &toolloop.ToolResult{Status: toolloop.StatusOK}
+		return &toolloop.ToolResult{Status: toolloop.StatusOK}, ""
 	}
-	return r
+	return r, ""
 }
 
 // hostReporter forwards a call's reports to the host. Each report is a

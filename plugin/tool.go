@@ -108,8 +108,23 @@ func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.To
 	if err := json.Unmarshal(reply.Result, &r); err != nil {
 		return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "plugin %q sent a result for %s that does not decode: %v", s.name, call.Name, err)
 	}
+	if reply.Stack != "" && r.Error != nil {
+		return nil, &remotePanic{err: r.Error, stack: reply.Stack}
+	}
 	return &r, nil
 }
+
+// remotePanic is the failure of a tool that panicked inside the plugin. It
+// hands the loop the stack (PanicStack) for the completion event and keeps
+// the *toolloop.ToolError (kind panic) for the model.
+type remotePanic struct {
+	err   *toolloop.ToolError
+	stack string
+}
+
+func (p *remotePanic) Error() string      { return p.err.Error() }
+func (p *remotePanic) Unwrap() error      { return p.err }
+func (p *remotePanic) PanicStack() string { return p.stack }
 
 // watchHang stops the process if a call whose context is done has not
 // returned within the hang timeout.

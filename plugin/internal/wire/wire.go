@@ -75,6 +75,8 @@ type Run struct {
 // a *toolloop.ToolError's kind travels in the result's Error.
 type RunReply struct {
 	Result []byte
+	// Stack is the stack of a tool that panicked, if one did.
+	Stack string
 }
 
 // Cancel cancels the context of a running call.
