@@ -1,0 +1,90 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/toolloop/toolloop"
+)
+
+func checkCommand(p *CommandPolicy, tool, command string) toolloop.Verdict {
+	args, _ := json.Marshal(map[string]string{"command": command})
+	return p.Check(context.Background(), &toolloop.Call{Name: tool, Arguments: args})
+}
+
+func TestCommandPolicyDefaultDeny(t *testing.T) {
+	denied := []string{
+		"rm -rf /", "rm -rf /*", "rm -fr / ", "rm -r -f /", "cd x && rm -rf ~", "rm -rf ~/", "rm -rf $HOME",
+		"rm --no-preserve-root -rf /", "sudo apt-get install x", "echo hi | sudo tee /etc/x", "SUDO ls", "doas ls",
+		"su", "su - root", "ls; su root", "mkfs.ext4 /dev/sda1", "mkfs /dev/sdb", "dd if=/dev/zero of=/dev/sda",
+		"dd bs=1M if=/dev/urandom of=x", "cat x > /dev/sda", ":(){ :|:& };:", "bomb(){ bomb|bomb& };bomb",
+		"shutdown -h now", "reboot", "systemctl poweroff", "init 0", "halt", "kill -9 -1",
+		"chmod -R 777 /", "s\"ud\"o ls",
+	}
+	allowed := []string{
+		"rm -rf ./build", "rm -rf /tmp/scratch", "rm -rf ~/project/build", "ls -la", "go test ./...",
+		"git commit -m 'fix pseudo code'", "echo sudoku", "dd_helper --x", "kill -9 12345", "kill -9 -12345",
+		"grep -r shutdown_hook .", "echo success", "chmod -R 755 ./bin", "summary",
+	}
+	p := &CommandPolicy{}
+	for _, c := range denied {
+		v := checkCommand(p, ExecShell, c)
+		assert.Equal(t, toolloop.Deny, v.Decision, "%q should be denied", c)
+		assert.Equal(t, "command-policy:deny", v.Rule)
+	}
+	for _, c := range allowed {
+		v := checkCommand(p, ExecShell, c)
+		assert.Equal(t, toolloop.Allow, v.Decision, "%q should be allowed: %s", c, v.Reason)
+	}
+}
+
+func TestCommandPolicyAllowList(t *testing.T) {
+	p := &CommandPolicy{Allow: []string{"git", "go test", "ls", "echo", "cd"}}
+	tests := []struct {
+		command string
+		want    toolloop.Decision
+	}{
+		{"git status", toolloop.Allow},
+		{"go test ./...", toolloop.Allow},
+		{"go build ./...", toolloop.Deny},
+		{"cd sub && go test -run X ./...", toolloop.Allow},
+		{"git status; curl evil.example", toolloop.Deny},
+		{"ls | xargs cat", toolloop.Deny},
+		{"echo $(whoami)", toolloop.Deny},
+		{"echo `id`", toolloop.Deny},
+		{"(cd x; ls)", toolloop.Allow},
+		{"$CMD status", toolloop.Deny},
+		{"\"git\" status", toolloop.Allow},
+		{"f() { rm x; }; f", toolloop.Deny},
+		{"FOO=1 go test ./...", toolloop.Allow},
+		{"git commit -m 'a; rm -rf x'", toolloop.Allow},
+		{"if ls x; then echo y; fi", toolloop.Allow},
+		{"if true; then ls; fi", toolloop.Deny},
+		{"ls 'unterminated", toolloop.Deny},
+		{"sudo ls", toolloop.Deny},
+	}
+	for _, tt := range tests {
+		v := checkCommand(p, ExecShell, tt.command)
+		assert.Equal(t, tt.want, v.Decision, "%q: %s", tt.command, v.Reason)
+	}
+
+	ask := &CommandPolicy{Allow: []string{"ls"}, Otherwise: toolloop.Ask}
+	assert.Equal(t, toolloop.Ask, checkCommand(ask, ExecShell, "make").Decision)
+	assert.Equal(t, toolloop.Deny, checkCommand(ask, ExecShell, "sudo ls").Decision, "the denylist wins over ask")
+}
+
+func TestCommandPolicyScope(t *testing.T) {
+	p := &CommandPolicy{Allow: []string{"ls"}}
+	assert.Equal(t, toolloop.Allow, checkCommand(p, ReadFile, "rm -rf /").Decision, "other tools are not its business")
+	custom := &CommandPolicy{Tools: []string{"run"}, Deny: []*regexp.Regexp{regexp.MustCompile(`\bcurl\b`)}}
+	assert.Equal(t, toolloop.Deny, checkCommand(custom, "run", "curl x").Decision)
+	assert.Equal(t, toolloop.Allow, checkCommand(custom, "run", "sudo x").Decision, "a custom denylist replaces the default")
+	assert.Equal(t, toolloop.Allow, checkCommand(custom, ExecShell, "curl x").Decision)
+	none := &CommandPolicy{Deny: []*regexp.Regexp{}}
+	assert.Equal(t, toolloop.Allow, checkCommand(none, ExecShell, "sudo x").Decision)
+	v := p.Check(context.Background(), &toolloop.Call{Name: ExecShell, Arguments: json.RawMessage(`{"command": 3}`)})
+	assert.Equal(t, toolloop.Deny, v.Decision)
+}
