@@ -116,7 +116,8 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 // resumeCall finishes a call that waited for a decision.
 func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, a Approval) *ToolResult {
 	cr.tc.Arguments = p.Arguments
-	cr.meta, cr.notes = p.Meta, p.Notes
+	cr.result.Meta, cr.notes = p.Meta, p.Notes
+	cr.kind, cr.source = p.Meta.Source, p.Meta.SourceName
 	if rn.observed {
 		// This process has not seen the call start: say so, then settle it.
 		cr.emit(&Event{Type: EventStart, Arguments: eventArgs(p.Arguments)})

@@ -26,9 +26,12 @@ type callRun struct {
 	e     *entry
 	call  *Call // &callv once the tool is resolved
 	callv Call
-	meta  ResultMeta
+	// kind and source are the resolved tool's provenance.
+	kind   SourceKind
+	source string
 	// result is where finish builds the call's result: a copy, so the
-	// loop never modifies a result the tool may still hold.
+	// loop never modifies a result the tool may still hold. Until then its
+	// Meta holds what the pipeline records on the way (repairs, rewrites).
 	result ToolResult
 	notes  []string // text the model sees after the output
 	stack  string
@@ -61,7 +64,7 @@ func (rn *runState) execCall(ctx context.Context, cr *callRun) (*ToolResult, *Pe
 		// Look the tool up early so the start event names its source.
 		if reg := rn.l.Tools; reg != nil && ctx.Err() == nil {
 			if e := reg.resolve(ctx, cr.tc.Name); e != nil {
-				cr.meta.Source, cr.meta.SourceName = e.kind, e.source
+				cr.kind, cr.source = e.kind, e.source
 			}
 		}
 		cr.emit(&Event{Type: EventStart, Arguments: eventArgs(cr.tc.Arguments)})
@@ -88,7 +91,7 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 	if l.Repair != nil && needsRepair(args) {
 		if fixed, repairs := cr.repair(args); len(repairs) > 0 {
 			args = fixed
-			cr.meta.Repairs = repairs
+			cr.result.Meta.Repairs = repairs
 			if cr.rn.observed {
 				cr.emit(&Event{Type: EventArgumentsRepaired, Repairs: repairs, Arguments: eventArgs(args)})
 			}
@@ -105,6 +108,13 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 		return nil, nil
 	}
 	return cr.guard(ctx)
+}
+
+// pendingMeta is what a paused call carries of its metadata.
+func (cr *callRun) pendingMeta() ResultMeta {
+	m := cr.result.Meta
+	m.Source, m.SourceName = cr.kind, cr.source
+	return m
 }
 
 // setCall makes the Call that guards, hooks and the tool see.
@@ -136,7 +146,7 @@ func (cr *callRun) resolve(ctx context.Context) *ToolResult {
 		cr.e = reg.resolve(ctx, cr.tc.Name)
 	}
 	if cr.e != nil {
-		cr.meta.Source, cr.meta.SourceName = cr.e.kind, cr.e.source
+		cr.kind, cr.source = cr.e.kind, cr.e.source
 		return nil
 	}
 	msg := fmt.Sprintf("unknown tool %q.", cr.tc.Name)
@@ -198,7 +208,7 @@ func (cr *callRun) modify(v Verdict) *ToolResult {
 		return errorResult(KindInvalidArgs, "policy rewrote the arguments into ones %s does not accept, so it did not run: %s", cr.tc.Name, te.Message)
 	}
 	cr.call.Arguments = args
-	cr.meta.Modified = append(cr.meta.Modified, "guard: "+orDefault(v.Rule, v.Reason))
+	cr.result.Meta.Modified = append(cr.result.Meta.Modified, "guard: "+orDefault(v.Rule, v.Reason))
 	cr.notes = append(cr.notes, fmt.Sprintf("Note: policy changed the arguments before the call ran (%s). It ran with: %s",
 		orDefault(v.Reason, "no reason given"), args))
 	return nil
@@ -215,7 +225,7 @@ func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCal
 		if l.PauseForApproval {
 			return nil, &PendingCall{
 				CallID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.call.Arguments,
-				Reason: v.Reason, Rule: v.Rule, Meta: cr.meta, Notes: cr.notes,
+				Reason: v.Reason, Rule: v.Rule, Meta: cr.pendingMeta(), Notes: cr.notes,
 			}
 		}
 		return errorResult(KindDenied, "denied: this call needs approval (%s) and no approver is configured", orDefault(v.Reason, "no reason given")), nil
@@ -266,7 +276,7 @@ func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
 		}
 		if r.Arguments != nil {
 			cr.call.Arguments = normalizeArgs(r.Arguments)
-			cr.meta.Modified = append(cr.meta.Modified, fmt.Sprintf("pre_tool_use[%d]", i))
+			cr.result.Meta.Modified = append(cr.result.Meta.Modified, fmt.Sprintf("pre_tool_use[%d]", i))
 			modified = true
 			cr.hookEvent("pre_tool_use", i, "modify", string(cr.call.Arguments))
 		}
@@ -341,10 +351,6 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 		// Tell the turn's coordinator the tool is starting.
 		cr.execStart.Store(int64(max(time.Since(cr.turnBegin), 1)))
 	}
-	h := Handler(cr.e.tool.Run)
-	if mw := cr.rn.l.Hooks.Middleware; len(mw) > 0 {
-		h = chain(h, mw)
-	}
 	var err error
 	func() {
 		defer func() {
@@ -353,7 +359,11 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 				res, err = errorResult(KindPanic, "tool %s panicked: %v", cr.tc.Name, p), nil
 			}
 		}()
-		res, err = h(&cr.ctx, cr.call)
+		if mw := cr.rn.l.Hooks.Middleware; len(mw) > 0 {
+			res, err = chain(cr.e.tool.Run, mw)(&cr.ctx, cr.call)
+		} else {
+			res, err = cr.e.tool.Run(&cr.ctx, cr.call) // no method value to allocate
+		}
 	}()
 	ended, timedOut := cr.ctx.release(err != nil)
 	switch {
@@ -385,6 +395,7 @@ func (cr *callRun) contextResult(timedOut bool, extra string) *ToolResult {
 // It returns nil if the turn's coordinator gave up on the call meanwhile
 // and answered for it.
 func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
+	recorded := cr.result.Meta
 	cr.result = *res
 	r := &cr.result
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
@@ -428,8 +439,8 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 		r.Content, r.Meta.Truncated = truncateContent(r.Content, budget)
 	}
 	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
-	r.Meta.Source, r.Meta.SourceName = cr.meta.Source, cr.meta.SourceName
-	r.Meta.Repairs, r.Meta.Modified = cr.meta.Repairs, cr.meta.Modified
+	r.Meta.Source, r.Meta.SourceName = cr.kind, cr.source
+	r.Meta.Repairs, r.Meta.Modified = recorded.Repairs, recorded.Modified
 	r.Meta.Duration = time.Since(cr.start)
 	if cr.rn.observed {
 		cr.emit(&Event{Type: EventComplete, Result: r, Stack: cr.stack})
@@ -445,7 +456,7 @@ func (cr *callRun) abandoned(res *ToolResult) *ToolResult {
 	r := *res
 	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
 	if cr.execStart.Load() != 0 {
-		r.Meta.Source, r.Meta.SourceName = cr.meta.Source, cr.meta.SourceName
+		r.Meta.Source, r.Meta.SourceName = cr.kind, cr.source
 	}
 	r.Meta.Bytes = contentBytes(r.Content)
 	r.Meta.Duration = time.Since(cr.start)
@@ -475,7 +486,7 @@ func (cr *callRun) emit(e *Event) {
 		return // the coordinator answered for this call
 	}
 	e.CallID, e.Tool = cr.tc.ID, cr.tc.Name
-	e.Source, e.SourceName = cr.meta.Source, cr.meta.SourceName
+	e.Source, e.SourceName = cr.kind, cr.source
 	cr.rn.emit(e)
 }
 
