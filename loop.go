@@ -246,7 +246,7 @@ func (l *AgentLoop) loop(ctx context.Context, rn *runState, res *RunResult) (*Ru
 			}
 			return rn.end(res, fmt.Errorf("toolloop: model: %w", err))
 		}
-		msg := l.stamp(rn, resp)
+		msg := AssistantMessage(rn.turn, resp)
 		if rn.observed {
 			rn.emit(&Event{Type: EventModelResponse, Response: &Response{
 				Message: msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
@@ -282,11 +282,14 @@ func (l *AgentLoop) loop(ctx context.Context, rn *runState, res *RunResult) (*Ru
 	}
 }
 
-// stamp turns a model response into the assistant message of the
-// transcript: role, stop reason, usage and model set, and tool call IDs
-// made usable (a missing ID gets one; a repeated ID gets a suffix), so
-// that every call can be answered exactly once.
-func (l *AgentLoop) stamp(rn *runState, resp *Response) Message {
+// AssistantMessage turns a model's response for the given turn (counting
+// from 1) into the assistant message the loop appends to the transcript:
+// role, stop reason (inferred if the model gave none), usage and model set,
+// and tool call IDs made usable: a missing ID gets one, a repeated ID gets
+// a suffix, so that every call can be answered exactly once. Run does this
+// itself; drivers that schedule turns themselves call it to get the same
+// transcript.
+func AssistantMessage(turn int, resp *Response) Message {
 	msg := resp.Message
 	msg.Role = RoleAssistant
 	msg.StopReason = resp.StopReason
@@ -305,7 +308,7 @@ func (l *AgentLoop) stamp(rn *runState, resp *Response) Message {
 		for i := range msg.ToolCalls {
 			tc := &msg.ToolCalls[i]
 			if tc.ID == "" {
-				tc.ID = "call_" + strconv.Itoa(rn.turn) + "_" + strconv.Itoa(i)
+				tc.ID = "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i)
 			}
 			for n := 2; seen[tc.ID]; n++ {
 				tc.ID = tc.ID + "_" + strconv.Itoa(n)

@@ -26,6 +26,8 @@ type callRun struct {
 	e     *entry
 	call  *Call // &callv once the tool is resolved
 	callv Call
+	// decision, if set, settles an Ask verdict (RunCall).
+	decision *Approval
 	// kind and source are the resolved tool's provenance.
 	kind   SourceKind
 	source string
@@ -218,6 +220,15 @@ func (cr *callRun) modify(v Verdict) *ToolResult {
 // one, by pausing the run if the loop allows it, or else by denying.
 func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCall) {
 	l := cr.rn.l
+	if cr.decision != nil { // decided before the call came back (RunCall)
+		if cr.rn.observed {
+			cr.emit(&Event{Type: EventPermissionCompleted, Approval: cr.decision})
+		}
+		if !cr.decision.Approved {
+			return notApproved(*cr.decision), nil
+		}
+		return nil, nil
+	}
 	if cr.rn.observed && (l.Approver != nil || l.PauseForApproval) {
 		cr.emit(&Event{Type: EventPermissionRequested, Verdict: &v})
 	}
