@@ -1,0 +1,116 @@
+package mcp_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/mcp"
+)
+
+// The reference TypeScript server, pinned in testdata/everything/package.json
+// and installed with: npm ci --prefix mcp/testdata/everything
+var everythingEntry = filepath.Join("testdata", "everything", "node_modules",
+	"@modelcontextprotocol", "server-everything", "dist", "index.js")
+
+// everythingConfig returns the config that starts the reference server over
+// stdio, or skips the test (fails it, when MCP_EVERYTHING_REQUIRED=1, as CI
+// sets) if Node or the server is missing.
+func everythingConfig(t *testing.T) mcp.ServerConfig {
+	t.Helper()
+	skip := t.Skip
+	if os.Getenv("MCP_EVERYTHING_REQUIRED") == "1" {
+		skip = t.Fatal
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node not found; the cross-implementation test needs Node 20+")
+	}
+	if _, err := os.Stat(everythingEntry); err != nil {
+		skip("server-everything not installed; run: npm ci --prefix mcp/testdata/everything")
+	}
+	return mcp.ServerConfig{Command: node, Args: []string{everythingEntry, "stdio"}}
+}
+
+func TestEverything(t *testing.T) {
+	t.Parallel()
+	cfg := everythingConfig(t)
+	logs := &logBuffer{}
+	src, err := mcp.New("everything", cfg, &mcp.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, src.Close()) }()
+	reg := registry(t, src)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	names := specNames(reg.Specs(ctx))
+	for _, want := range []string{"echo", "get-sum", "get-tiny-image", "trigger-long-running-operation"} {
+		assert.Contains(t, names, "everything__"+want)
+	}
+	// Right after start-up the server registers more tools and announces
+	// that its list changed; the registry picks them up.
+	assert.Eventually(t, func() bool {
+		return slices.Contains(specNames(reg.Specs(ctx)), "everything__simulate-research-query")
+	}, 10*time.Second, 20*time.Millisecond, "the tool-list change was not picked up; logs:\n%s", logs)
+
+	rec := &looptest.Recorder{}
+	model := looptest.NewModel(t,
+		looptest.Turn{Reply: looptest.Calls(
+			looptest.Call("echo", "everything__echo", `{"message":"hello from Go"}`),
+			looptest.Call("sum", "everything__get-sum", `{"a":2,"b":40}`),
+			looptest.Call("image", "everything__get-tiny-image", `{}`),
+			looptest.Call("long", "everything__trigger-long-running-operation", `{"duration":1.5,"steps":3}`),
+			looptest.Call("bad", "everything__get-sum", `{"a":"two","b":1}`),
+		)},
+		looptest.Turn{Reply: looptest.Text("done")},
+	)
+	loop := &toolloop.AgentLoop{Model: model, Tools: reg, OnEvent: rec.Record}
+	res, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("exercise the server")})
+	require.NoError(t, err)
+	looptest.AssertValid(t, res.Messages)
+	got := looptest.Results(res.Messages)
+
+	for id, r := range got {
+		assert.Equal(t, toolloop.SourceMCP, r.Meta.Source, id)
+		assert.Equal(t, "everything", r.Meta.SourceName, id)
+	}
+	assert.Equal(t, "Echo: hello from Go", got["echo"].Text())
+	assert.Contains(t, got["sum"].Text(), "42")
+	var images int
+	for _, c := range got["image"].Content {
+		if c.Type == toolloop.ContentImage {
+			images++
+			assert.Equal(t, "image/png", c.MIMEType)
+			assert.NotEmpty(t, c.Data)
+		}
+	}
+	assert.Equal(t, 1, images, "get-tiny-image returned no image: %+v", got["image"].Content)
+	assert.False(t, got["long"].IsError(), got["long"].Text())
+	assert.True(t, strings.HasPrefix(got["long"].Text(), "Long running operation completed"), got["long"].Text())
+	require.True(t, got["bad"].IsError())
+	assert.Equal(t, toolloop.KindInvalidArgs, got["bad"].Error.Kind)
+
+	var progress []toolloop.Progress
+	for _, e := range rec.ForCall("long") {
+		if e.Type == toolloop.EventProgress {
+			assert.Equal(t, "everything", e.SourceName)
+			progress = append(progress, *e.Progress)
+		}
+	}
+	// The last notification may trail the result and be dropped; the
+	// others arrive in order.
+	require.GreaterOrEqual(t, len(progress), 2, "progress events: %+v", progress)
+	assert.Equal(t, toolloop.Progress{Done: 1, Total: 3}, progress[0])
+	assert.Equal(t, toolloop.Progress{Done: 2, Total: 3}, progress[1])
+}

@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolloop/toolloop"
+)
+
+// tool is one of a server's tools, as the loop sees it.
+type tool struct {
+	src    *Source
+	remote string // the server's name for it
+	spec   toolloop.ToolSpec
+}
+
+// newTool wraps a listed tool under the given model-facing name. It fails
+// if the loop could not register the tool, so that one bad tool does not
+// keep the server's other tools out of the registry.
+func (s *Source) newTool(name string, t *sdk.Tool) (*tool, error) {
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %v", err)
+	}
+	if string(schema) == "null" {
+		schema = nil
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	if desc == "" {
+		desc = "The " + t.Name + " tool of the " + s.name + " MCP server."
+	}
+	tl := &tool{src: s, remote: t.Name, spec: toolloop.ToolSpec{
+		Name:        name,
+		Description: desc,
+		InputSchema: schema,
+		Annotations: annotations(t),
+		Timeout:     s.cfg.Timeout,
+	}}
+	// The registry compiles schemas with rules of its own (an object
+	// schema, no remote references); try it on a scratch registry.
+	var probe toolloop.ToolRegistry
+	if err := probe.Register(tl); err != nil {
+		return nil, err
+	}
+	return tl, nil
+}
+
+// annotations maps the server's hints, with the protocol's defaults for
+// hints it leaves out: a tool is assumed destructive (unless read-only) and
+// open-world. Hints from a server you do not trust are claims, not facts.
+func annotations(t *sdk.Tool) toolloop.Annotations {
+	a := toolloop.Annotations{Title: t.Title, Destructive: true, OpenWorld: true}
+	if x := t.Annotations; x != nil {
+		if a.Title == "" {
+			a.Title = x.Title
+		}
+		a.ReadOnly = x.ReadOnlyHint
+		a.Idempotent = x.IdempotentHint
+		if x.DestructiveHint != nil {
+			a.Destructive = *x.DestructiveHint
+		}
+		if x.OpenWorldHint != nil {
+			a.OpenWorld = *x.OpenWorldHint
+		}
+	}
+	if a.ReadOnly {
+		a.Destructive = false
+	}
+	return a
+}
+
+// Spec implements [toolloop.Tool].
+func (t *tool) Spec() toolloop.ToolSpec { return t.spec }
+
+// Run implements [toolloop.Tool]: it calls the tool on the server, under
+// its original name. The server's progress notifications for the call are
+// reported through call.ReportProgress. A cancelled or timed-out ctx sends
+// the server the protocol's cancellation notice.
+func (t *tool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	return t.src.call(ctx, t.remote, call)
+}

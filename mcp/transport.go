@@ -1,0 +1,232 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// session is one connection to the server: one process, for stdio.
+type session struct {
+	cs   *sdk.ClientSession
+	proc *process // nil unless stdio
+	// ctx is cancelled, with the reason as its cause, when the session ends.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	over   atomic.Bool
+	// release cancels the context the session was connected with.
+	release context.CancelFunc
+}
+
+func newSession(cs *sdk.ClientSession, proc *process) *session {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &session{cs: cs, proc: proc, ctx: ctx, cancel: cancel}
+}
+
+func (s *session) ended() bool { return s.ctx.Err() != nil }
+
+// end marks the session over, failing its calls in flight. It reports
+// whether this call ended it.
+func (s *session) end(cause error) bool {
+	if !s.over.CompareAndSwap(false, true) {
+		return false
+	}
+	s.cancel(cause)
+	if s.release != nil {
+		s.release()
+	}
+	return true
+}
+
+// close ends the session and closes the connection; for stdio, it waits for
+// the process to exit (see [Options.ShutdownTimeout]). An exit status is not
+// an error: the process is gone, as asked.
+func (s *session) close() error {
+	s.end(ErrClosed)
+	err := s.cs.Close()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		err = nil
+	}
+	return err
+}
+
+// process is a stdio server's child process.
+type process struct {
+	cmd    *exec.Cmd
+	stderr *lineLog // nil when stderr is discarded
+}
+
+// cleanup runs once the process has been reaped: it kills whatever the
+// server left behind in its process group and logs a last unfinished line.
+func (p *process) cleanup() {
+	if p.cmd.Process != nil {
+		killGroup(p.cmd.Process.Pid)
+	}
+	if p.stderr != nil {
+		p.stderr.flush()
+	}
+}
+
+// dial starts the server (for stdio) and opens a session.
+func (s *Source) dial(ctx context.Context) (*session, error) {
+	t, proc, err := s.transport(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("server %q failed to start: %w", s.name, err)
+	}
+	cs, err := s.client.Connect(ctx, t, nil)
+	if err != nil {
+		if proc != nil {
+			proc.cleanup()
+		}
+		return nil, fmt.Errorf("server %q failed to start: %w", s.name, err)
+	}
+	return newSession(cs, proc), nil
+}
+
+// transport returns a new transport to the server.
+func (s *Source) transport(ctx context.Context) (sdk.Transport, *process, error) {
+	switch s.kind {
+	case typeStdio:
+		return s.command()
+	case typeHTTP:
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil, nil
+	case typeSSE:
+		return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil, nil
+	}
+	t, err := s.cfg.Transport(ctx)
+	if err == nil && t == nil {
+		err = errors.New("Transport returned no transport")
+	}
+	return t, nil, err
+}
+
+// command prepares a stdio server's process. The SDK's CommandTransport
+// starts it, talks to it over stdin and stdout, and on close shuts it down
+// as the protocol says: stdin closed, then SIGTERM, then SIGKILL.
+func (s *Source) command() (sdk.Transport, *process, error) {
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Dir = s.cfg.Cwd
+	if len(s.cfg.Env) > 0 {
+		env := os.Environ()
+		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
+			env = append(env, k+"="+s.cfg.Env[k])
+		}
+		cmd.Env = env
+	}
+	// Its own process group, so that what it starts can be cleaned up with
+	// it, and a terminal's Ctrl-C reaches us, not it.
+	setProcessGroup(cmd)
+	// Do not let a grandchild holding stderr open stall the reaping.
+	cmd.WaitDelay = time.Second
+	proc := &process{cmd: cmd}
+	if s.opts.Logger != nil {
+		proc.stderr = &lineLog{log: s.logger}
+		cmd.Stderr = proc.stderr
+	}
+	t := &sdk.CommandTransport{Command: cmd, TerminateDuration: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout)}
+	return t, proc, nil
+}
+
+func (s *Source) httpClient() *http.Client {
+	base := s.opts.HTTPClient
+	if base == nil {
+		base = http.DefaultClient
+	}
+	if len(s.cfg.Headers) == 0 {
+		return base
+	}
+	c := *base
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = &headerTransport{base: rt, headers: s.cfg.Headers}
+	return &c
+}
+
+// headerTransport adds a server's configured headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+// RoundTrip implements [http.RoundTripper].
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// connectionLost reports whether err means the connection to the server is
+// gone (the process exited, the network failed, a remote server forgot the
+// session), rather than that the server answered with an error.
+func connectionLost(err error) bool {
+	var netErr *net.OpError
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed) ||
+		errors.As(err, &netErr)
+}
+
+// maxLine bounds a logged stderr line; longer lines are logged in pieces.
+const maxLine = 8 << 10
+
+// lineLog logs what a server writes to its stderr, one record per line.
+type lineLog struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write implements [io.Writer].
+func (w *lineLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.buf = append(w.buf, p...)
+			if len(w.buf) >= maxLine {
+				w.emit()
+			}
+			break
+		}
+		w.buf = append(w.buf, p[:i]...)
+		w.emit()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *lineLog) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.emit()
+}
+
+// emit logs the buffered line. w.mu must be held.
+func (w *lineLog) emit() {
+	line := strings.TrimRight(string(w.buf), "\r")
+	w.buf = w.buf[:0]
+	if strings.TrimSpace(line) != "" {
+		w.log.Info("mcp server stderr", "line", line)
+	}
+}
