@@ -30,8 +30,9 @@ type Source interface {
 // Notifier is an optional ability of a [Source] whose tool list changes at
 // run time, as an MCP server's does. The registry calls Notify once, when
 // the source is added; the source calls changed (from any goroutine, as
-// often as it likes) whenever its list has changed, and the registry reads
-// the list again before its next lookup.
+// often as it likes, even from within Notify) whenever its list has
+// changed, and the registry reads the list again before its next lookup.
+// changed only sets a flag: it is cheap and never blocks.
 type Notifier interface {
 	Notify(changed func())
 }
@@ -73,11 +74,12 @@ type ToolRegistry struct {
 	// that fail to refresh. Set it before adding sources.
 	Logger *slog.Logger
 
-	mu      sync.Mutex // serializes changes
-	sources []*sourceState
-	local   []Tool
-	dirty   atomic.Bool
-	snap    atomic.Pointer[snapshot]
+	mu        sync.Mutex // serializes changes
+	refreshMu sync.Mutex // one refresh at a time
+	sources   []*sourceState
+	local     []Tool
+	dirty     atomic.Bool
+	snap      atomic.Pointer[snapshot]
 }
 
 type sourceState struct {
@@ -193,36 +195,67 @@ func (r *ToolRegistry) AddSource(ctx context.Context, src Source) error {
 	return nil
 }
 
-// Refresh reads the tool list of every source that reported a change. The
-// registry calls it itself before a lookup; call it to surface errors. A
+// Refresh reads the tool list of every source that reported a change, in
+// parallel, and waits for any refresh already under way. The registry
+// refreshes by itself before a lookup; call Refresh to surface errors. A
 // source that fails keeps its previous tools, and the error is returned.
+//
+// Sources are read without holding the registry's lock, so a slow source
+// (an MCP server starting) never blocks lookups: while one goroutine
+// refreshes, the others resolve against the registry as it stands.
 func (r *ToolRegistry) Refresh(ctx context.Context) error {
-	if !r.dirty.Load() {
-		return nil
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+	return r.refreshLocked(ctx)
+}
+
+// maybeRefresh refreshes if a source changed and no other goroutine is
+// refreshing already.
+func (r *ToolRegistry) maybeRefresh(ctx context.Context) {
+	if r.dirty.Load() && r.refreshMu.TryLock() {
+		_ = r.refreshLocked(ctx)
+		r.refreshMu.Unlock()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+}
+
+// refreshLocked does Refresh's work; r.refreshMu must be held.
+func (r *ToolRegistry) refreshLocked(ctx context.Context) error {
 	if !r.dirty.Swap(false) {
 		return nil
 	}
-	var errs []error
-	changed := false
+	r.mu.Lock()
+	var stale []*sourceState
 	for _, st := range r.sources {
-		if !st.stale.Swap(false) {
-			continue
+		if st.stale.Swap(false) {
+			stale = append(stale, st)
 		}
-		tools, err := st.src.Tools(ctx)
-		if err == nil {
-			var entries []*entry
-			entries, err = compileTools(st.kind, st.name, tools)
+	}
+	r.mu.Unlock()
+
+	entries := make([][]*entry, len(stale))
+	errs := make([]error, len(stale))
+	var wg sync.WaitGroup
+	for i, st := range stale {
+		wg.Go(func() {
+			tools, err := st.src.Tools(ctx)
 			if err == nil {
-				st.tools, changed = entries, true
-				continue
+				entries[i], err = compileTools(st.kind, st.name, tools)
 			}
+			if err != nil {
+				errs[i] = fmt.Errorf("toolloop: refreshing source %q: %w", st.name, err)
+				r.logger().Warn("tool source refresh failed; keeping its previous tools", "source", st.name, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	changed := false
+	for i, st := range stale {
+		if errs[i] == nil {
+			st.tools, changed = entries[i], true
 		}
-		err = fmt.Errorf("toolloop: refreshing source %q: %w", st.name, err)
-		r.logger().Warn("tool source refresh failed; keeping its previous tools", "source", st.name, "err", err)
-		errs = append(errs, err)
 	}
 	if changed {
 		r.rebuild()
@@ -234,7 +267,7 @@ func (r *ToolRegistry) Refresh(ctx context.Context) error {
 // so the prompt is stable from turn to turn. The slice is shared: do not
 // modify it.
 func (r *ToolRegistry) Specs(ctx context.Context) []ToolSpec {
-	_ = r.Refresh(ctx)
+	r.maybeRefresh(ctx)
 	if s := r.snap.Load(); s != nil {
 		return s.specs
 	}
@@ -274,9 +307,7 @@ func (r *ToolRegistry) Suggest(name string) []string {
 }
 
 func (r *ToolRegistry) resolve(ctx context.Context, name string) *entry {
-	if r.dirty.Load() {
-		_ = r.Refresh(ctx)
-	}
+	r.maybeRefresh(ctx)
 	s := r.snap.Load()
 	if s == nil {
 		return nil
