@@ -159,4 +159,6 @@ func printEvent(e toolloop.Event, start time.Time) {
 	fmt.Println(strings.TrimRight(line, " "))
 }
 
-func indent(s string) string { return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n          ") }
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n          ")
+}
