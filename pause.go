@@ -116,7 +116,7 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 // resumeCall finishes a call that waited for a decision.
 func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, a Approval) *ToolResult {
 	cr.tc.Arguments = p.Arguments
-	cr.result.Meta, cr.notes = p.Meta, p.Notes
+	cr.repairs, cr.modified, cr.notes = p.Meta.Repairs, p.Meta.Modified, p.Notes
 	cr.kind, cr.source = p.Meta.Source, p.Meta.SourceName
 	if rn.observed {
 		// This process has not seen the call start: say so, then settle it.

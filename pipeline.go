@@ -31,9 +31,11 @@ type callRun struct {
 	// kind and source are the resolved tool's provenance.
 	kind   SourceKind
 	source string
+	// repairs and modified record the argument repairs and rewrites.
+	repairs, modified []string
 	// result is where finish builds the call's result: a copy, so the
-	// loop never modifies a result the tool may still hold. Until then its
-	// Meta holds what the pipeline records on the way (repairs, rewrites).
+	// loop never modifies a result the tool may still hold (typed tools
+	// write theirs here directly).
 	result ToolResult
 	notes  []string // text the model sees after the output
 	stack  string
@@ -93,7 +95,7 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 	if l.Repair != nil && needsRepair(args) {
 		if fixed, repairs := cr.repair(args); len(repairs) > 0 {
 			args = fixed
-			cr.result.Meta.Repairs = repairs
+			cr.repairs = repairs
 			if cr.rn.observed {
 				cr.emit(&Event{Type: EventArgumentsRepaired, Repairs: repairs, Arguments: eventArgs(args)})
 			}
@@ -114,7 +116,7 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 
 // pendingMeta is what a paused call carries of its metadata.
 func (cr *callRun) pendingMeta() ResultMeta {
-	m := cr.result.Meta
+	m := ResultMeta{Repairs: cr.repairs, Modified: cr.modified}
 	m.Source, m.SourceName = cr.kind, cr.source
 	return m
 }
@@ -210,7 +212,7 @@ func (cr *callRun) modify(v Verdict) *ToolResult {
 		return errorResult(KindInvalidArgs, "policy rewrote the arguments into ones %s does not accept, so it did not run: %s", cr.tc.Name, te.Message)
 	}
 	cr.call.Arguments = args
-	cr.result.Meta.Modified = append(cr.result.Meta.Modified, "guard: "+orDefault(v.Rule, v.Reason))
+	cr.modified = append(cr.modified, "guard: "+orDefault(v.Rule, v.Reason))
 	cr.notes = append(cr.notes, fmt.Sprintf("Note: policy changed the arguments before the call ran (%s). It ran with: %s",
 		orDefault(v.Reason, "no reason given"), args))
 	return nil
@@ -287,7 +289,7 @@ func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
 		}
 		if r.Arguments != nil {
 			cr.call.Arguments = normalizeArgs(r.Arguments)
-			cr.result.Meta.Modified = append(cr.result.Meta.Modified, fmt.Sprintf("pre_tool_use[%d]", i))
+			cr.modified = append(cr.modified, fmt.Sprintf("pre_tool_use[%d]", i))
 			modified = true
 			cr.hookEvent("pre_tool_use", i, "modify", string(cr.call.Arguments))
 		}
@@ -370,7 +372,13 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 				res, err = errorResult(KindPanic, "tool %s panicked: %v", cr.tc.Name, p), nil
 			}
 		}()
-		if mw := cr.rn.l.Hooks.Middleware; len(mw) > 0 {
+		mw := cr.rn.l.Hooks.Middleware
+		if ft, ok := cr.e.tool.(resultWriter); ok && len(mw) == 0 {
+			// A typed tool writes its result in place: one allocation less.
+			if err = ft.runInto(&cr.ctx, cr.call, &cr.result); err == nil {
+				res = &cr.result
+			}
+		} else if len(mw) > 0 {
 			res, err = chain(cr.e.tool.Run, mw)(&cr.ctx, cr.call)
 		} else {
 			res, err = cr.e.tool.Run(&cr.ctx, cr.call) // no method value to allocate
@@ -406,8 +414,9 @@ func (cr *callRun) contextResult(timedOut bool, extra string) *ToolResult {
 // It returns nil if the turn's coordinator gave up on the call meanwhile
 // and answered for it.
 func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
-	recorded := cr.result.Meta
-	cr.result = *res
+	if res != &cr.result {
+		cr.result = *res
+	}
 	r := &cr.result
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
 	switch {
@@ -451,7 +460,7 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	}
 	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
 	r.Meta.Source, r.Meta.SourceName = cr.kind, cr.source
-	r.Meta.Repairs, r.Meta.Modified = recorded.Repairs, recorded.Modified
+	r.Meta.Repairs, r.Meta.Modified = cr.repairs, cr.modified
 	r.Meta.Duration = time.Since(cr.start)
 	if cr.rn.observed {
 		cr.emit(&Event{Type: EventComplete, Result: r, Stack: cr.stack})

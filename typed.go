@@ -66,41 +66,57 @@ func (t *FuncTool[In]) Spec() ToolSpec {
 // Run implements [Tool]: it decodes the arguments into In and calls the
 // function.
 func (t *FuncTool[In]) Run(ctx context.Context, call *Call) (*ToolResult, error) {
+	res := new(ToolResult)
+	if err := t.runInto(ctx, call, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// resultWriter is what the loop looks for to let a tool write its result
+// in place.
+type resultWriter interface {
+	runInto(ctx context.Context, call *Call, res *ToolResult) error
+}
+
+func (t *FuncTool[In]) runInto(ctx context.Context, call *Call, res *ToolResult) error {
 	var in In
 	if err := call.Bind(&in); err != nil {
-		return nil, err
+		return err
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resultOf(out)
+	return setResult(res, out)
 }
 
-// resultOf turns a typed tool's output into a result.
-func resultOf(out any) (*ToolResult, error) {
+// setResult turns a typed tool's output into res.
+func setResult(res *ToolResult, out any) error {
 	switch v := out.(type) {
 	case nil:
-		return &ToolResult{Status: StatusOK}, nil
+		*res = ToolResult{Status: StatusOK}
 	case string:
-		return TextResult(v), nil
+		*res = ToolResult{Status: StatusOK, Content: []Content{TextContent(v)}}
 	case *ToolResult:
-		return v, nil
+		*res = *v
 	case Content:
-		return &ToolResult{Status: StatusOK, Content: []Content{v}}, nil
+		*res = ToolResult{Status: StatusOK, Content: []Content{v}}
 	case []Content:
-		return &ToolResult{Status: StatusOK, Content: v}, nil
+		*res = ToolResult{Status: StatusOK, Content: v}
 	case json.RawMessage:
 		if !json.Valid(v) {
-			return nil, fmt.Errorf("tool returned invalid JSON")
+			return fmt.Errorf("tool returned invalid JSON")
 		}
-		return &ToolResult{Status: StatusOK, Content: []Content{JSONContent(v)}}, nil
+		*res = ToolResult{Status: StatusOK, Content: []Content{JSONContent(v)}}
+	default:
+		b, err := json.Marshal(out)
+		if err != nil {
+			return fmt.Errorf("encoding tool output: %w", err)
+		}
+		*res = ToolResult{Status: StatusOK, Content: []Content{JSONContent(b)}, Meta: ResultMeta{MIMEType: "application/json"}}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, fmt.Errorf("encoding tool output: %w", err)
-	}
-	return &ToolResult{Status: StatusOK, Content: []Content{JSONContent(b)}, Meta: ResultMeta{MIMEType: "application/json"}}, nil
+	return nil
 }
 
 // SchemaFor returns the JSON Schema that [NewTool] infers for In. Plugin and
