@@ -1,0 +1,310 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+	tsdk "go.temporal.io/sdk/temporal"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers"
+)
+
+// turnInput is the model activity's argument.
+type turnInput struct {
+	RunID    string             `json:"run_id"`
+	Turn     int                `json:"turn"`
+	Messages []toolloop.Message `json:"messages"`
+}
+
+// turnOutput is the model activity's result: the model's response, as
+// the model gave it (the workflow stamps it), and what the workflow must
+// know to schedule each of its calls.
+type turnOutput struct {
+	Response *toolloop.Response `json:"response"`
+	Calls    []callPolicy       `json:"calls,omitempty"`
+}
+
+// callPolicy is how the workflow schedules one call, from the spec of the
+// tool its name resolves to.
+type callPolicy struct {
+	Retry     bool          `json:"retry,omitempty"`
+	Exclusive bool          `json:"exclusive,omitempty"`
+	Timeout   time.Duration `json:"timeout,omitempty"`
+}
+
+// callInput is the call activity's argument.
+type callInput struct {
+	RunID    string             `json:"run_id"`
+	Turn     int                `json:"turn"`
+	Call     toolloop.ToolCall  `json:"call"`
+	Decision *toolloop.Approval `json:"decision,omitempty"`
+	// Attempts is the retry policy's MaximumAttempts: on that attempt the
+	// activity returns the tool's failure as its result instead of failing.
+	// 0 means unlimited.
+	Attempts int32 `json:"attempts"`
+}
+
+// callOutput is the call activity's result: one of the two is set.
+type callOutput struct {
+	Result  *toolloop.ToolResult  `json:"result,omitempty"`
+	Pending *toolloop.PendingCall `json:"pending,omitempty"`
+}
+
+// model is the model activity: one turn, as AgentLoop.Run takes it. It
+// fetches the tool specs (the workflow never touches the registry), asks
+// the model, and reports model.request, model.delta and model.response
+// events to the loop's OnEvent.
+func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
+	l := ag.Loop
+	hb := &beat{hb: heartbeat{Turn: in.Turn}}
+	stop := keepAlive(ctx, ag.heartbeatEvery(), hb)
+	defer stop()
+	req := &toolloop.Request{Messages: in.Messages}
+	if l.Tools != nil {
+		req.Tools = l.Tools.Specs(ctx)
+	}
+	ag.emit(toolloop.Event{Type: toolloop.EventModelRequest, RunID: in.RunID, Turn: in.Turn})
+	resp, err := generate(ctx, l, req, func(text string) {
+		ag.emit(toolloop.Event{Type: toolloop.EventModelDelta, RunID: in.RunID, Turn: in.Turn, Text: text})
+		hb.partial(text)
+		activity.RecordHeartbeat(ctx, hb.snapshot())
+	})
+	if err != nil {
+		var p *modelPanic
+		retry := !errors.As(err, &p) && !errors.Is(err, providers.ErrAuth) && !errors.Is(err, providers.ErrContextLength)
+		return nil, tsdk.NewApplicationErrorWithOptions(err.Error(), errTypeModelFailed, tsdk.ApplicationErrorOptions{NonRetryable: !retry})
+	}
+	msg := toolloop.AssistantMessage(in.Turn, resp)
+	if l.OnEvent != nil {
+		ag.emit(toolloop.Event{Type: toolloop.EventModelResponse, RunID: in.RunID, Turn: in.Turn,
+			Response: &toolloop.Response{Message: msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
+	}
+	out := &turnOutput{Response: resp, Calls: make([]callPolicy, len(msg.ToolCalls))}
+	for i, tc := range msg.ToolCalls {
+		out.Calls[i] = ag.policy(ctx, tc.Name)
+	}
+	return out, nil
+}
+
+// policy describes how to schedule a call to the named tool. A name that
+// resolves to nothing gets the defaults: its call fails at once with
+// not_found, and is not retried.
+func (ag *agent) policy(ctx context.Context, name string) callPolicy {
+	if ag.Loop.Tools == nil {
+		return callPolicy{}
+	}
+	t, ok := ag.Loop.Tools.Lookup(ctx, name)
+	if !ok {
+		return callPolicy{}
+	}
+	spec := t.Spec()
+	return callPolicy{Retry: retryable(spec.Annotations), Exclusive: spec.Exclusive, Timeout: spec.Timeout}
+}
+
+// modelPanic is a panic in the model, which no retry will cure.
+type modelPanic struct{ v any }
+
+func (p *modelPanic) Error() string { return fmt.Sprintf("model panicked: %v", p.v) }
+
+// generate asks the model for one turn, streaming if it can, as
+// AgentLoop.Run does.
+func generate(ctx context.Context, l *toolloop.AgentLoop, req *toolloop.Request, delta func(string)) (resp *toolloop.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, &modelPanic{p}
+		}
+		if err == nil && resp == nil {
+			err = errors.New("model returned no response")
+		}
+	}()
+	s, ok := l.Model.(toolloop.Streamer)
+	if !ok {
+		return l.Model.Generate(ctx, req)
+	}
+	for ch, err := range s.Stream(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		if ch.Text != "" {
+			delta(ch.Text)
+		}
+		if ch.Response != nil {
+			resp = ch.Response
+		}
+	}
+	if resp == nil {
+		return nil, errors.New("model stream ended without a response")
+	}
+	return resp, nil
+}
+
+// call is the call activity: one tool call through the whole pipeline,
+// with AgentLoop.RunCall. Progress and partial output go out as heartbeat
+// details as well as events.
+//
+// A failure the tool may recover from (execution_failed or timeout) of a
+// tool that is safe to repeat fails the activity, so that Temporal retries
+// it, until the last attempt, which returns the failed result. A tool that
+// is not safe to repeat never runs on a second attempt (which only a lost
+// worker can cause): that attempt returns an interrupted result instead.
+func (ag *agent) call(ctx context.Context, in callInput) (*callOutput, error) {
+	info := activity.GetInfo(ctx)
+	tc := in.Call
+	policy := ag.policy(ctx, tc.Name)
+	if info.Attempt > 1 && !policy.Retry {
+		return &callOutput{Result: errorResult(tc, toolloop.KindCanceled, toolloop.InterruptedMessage)}, nil
+	}
+	hb := &beat{hb: heartbeat{CallID: tc.ID, Turn: in.Turn}}
+	loop := *ag.Loop
+	user := loop.OnEvent
+	loop.OnEvent = func(e toolloop.Event) {
+		// Deferred, so that it happens even if the user's OnEvent panics
+		// (RunCall recovers and logs that panic).
+		defer func() {
+			switch e.Type {
+			case toolloop.EventProgress:
+				hb.progress(e.Progress)
+			case toolloop.EventPartialResult:
+				hb.partial(e.Text)
+			default:
+				return
+			}
+			activity.RecordHeartbeat(ctx, hb.snapshot())
+		}()
+		if user != nil {
+			ag.eventMu.Lock()
+			defer ag.eventMu.Unlock()
+			user(e)
+		}
+	}
+	activity.RecordHeartbeat(ctx, hb.snapshot())
+	stop := keepAlive(ctx, ag.heartbeatEvery(), hb)
+	res, pending := loop.RunCall(ctx, in.RunID, in.Turn, tc, in.Decision)
+	stop()
+	if pending != nil {
+		return &callOutput{Pending: pending}, nil
+	}
+	if ctx.Err() != nil && !tsdk.IsCanceledError(context.Cause(ctx)) && res.Error != nil &&
+		(res.Error.Kind == toolloop.KindCanceled || res.Error.Kind == toolloop.KindTimeout) {
+		// Not the run but this worker stopped the call (it is shutting
+		// down): not a result. A tool safe to repeat runs again elsewhere.
+		return nil, tsdk.NewApplicationErrorWithOptions("the worker stopped while the call ran: "+res.Error.Message,
+			errTypeInterrupted, tsdk.ApplicationErrorOptions{})
+	}
+	if policy.Retry && transient(res) && (in.Attempts <= 0 || info.Attempt < in.Attempts) {
+		return nil, tsdk.NewApplicationErrorWithOptions(res.Error.Message, errTypeToolFailed, tsdk.ApplicationErrorOptions{
+			Details: []any{res}, Category: tsdk.ApplicationErrorCategoryBenign,
+		})
+	}
+	return &callOutput{Result: res}, nil
+}
+
+// transient reports whether a failed result may come out differently on
+// another try: the tool ran and failed, or ran out of time. Failures of
+// the other stages (not found, invalid arguments, denied) and panics would
+// fail the same way again.
+func transient(r *toolloop.ToolResult) bool {
+	return r.Error != nil && (r.Error.Kind == toolloop.KindExecutionFailed || r.Error.Kind == toolloop.KindTimeout)
+}
+
+// emit passes an event to the loop's OnEvent, if any, one at a time and
+// surviving a panic in it, as the loop does.
+func (ag *agent) emit(e toolloop.Event) {
+	l := ag.Loop
+	if l.OnEvent == nil {
+		return
+	}
+	e.Time = time.Now()
+	ag.eventMu.Lock()
+	defer ag.eventMu.Unlock()
+	defer func() {
+		if p := recover(); p != nil && l.Logger != nil {
+			l.Logger.Error("toolloop: OnEvent panicked; event dropped", "event", e.Type, "panic", p)
+		}
+	}()
+	l.OnEvent(e)
+}
+
+// maxPartial bounds the partial output a heartbeat carries.
+const maxPartial = 1 << 10
+
+// heartbeat is what a running activity reports in its heartbeat details:
+// which call it runs, and the latest progress and output of its tool.
+// Describe reads it back.
+type heartbeat struct {
+	CallID   string             `json:"call_id,omitempty"`
+	Turn     int                `json:"turn"`
+	Progress *toolloop.Progress `json:"progress,omitempty"`
+	Partial  string             `json:"partial,omitempty"`
+}
+
+// beat is the heartbeat an activity keeps up to date.
+type beat struct {
+	mu sync.Mutex
+	hb heartbeat
+}
+
+func (b *beat) progress(p *toolloop.Progress) {
+	if p == nil {
+		return
+	}
+	c := *p
+	b.mu.Lock()
+	b.hb.Progress = &c
+	b.mu.Unlock()
+}
+
+// partial keeps the last maxPartial bytes of the output reported so far,
+// starting at a character boundary.
+func (b *beat) partial(text string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.hb.Partial + text
+	if len(s) > maxPartial {
+		s = s[len(s)-maxPartial:]
+		for len(s) > 0 && !utf8.RuneStart(s[0]) {
+			s = s[1:]
+		}
+	}
+	b.hb.Partial = s
+}
+
+// snapshot is a copy to send.
+func (b *beat) snapshot() heartbeat {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hb
+}
+
+// keepAlive heartbeats every interval until stop is called, so that a
+// lost worker is noticed within the heartbeat timeout and a cancellation
+// reaches the activity. stop waits for the heartbeating goroutine to exit.
+func keepAlive(ctx context.Context, every time.Duration, hb *beat) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, hb.snapshot())
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		wg.Wait()
+	}
+}

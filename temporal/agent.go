@@ -1,0 +1,179 @@
+package temporal
+
+import (
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	tsdk "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolloop/toolloop"
+)
+
+// DefaultName is the workflow type of an [Agent] with no Name.
+const DefaultName = "toolloop"
+
+// Defaults for the zero fields of an [Agent].
+const (
+	DefaultModelTimeout     = 10 * time.Minute
+	DefaultHeartbeatTimeout = 30 * time.Second
+)
+
+// callOverhead is added to a tool's timeout to bound one attempt of its
+// call activity: the guard, the hooks and truncation run in the activity
+// too.
+const callOverhead = 5 * time.Minute
+
+// Agent is an agent loop that a worker runs as a Temporal workflow. Its
+// zero fields are the documented defaults; only Loop, with its Model, is
+// required.
+//
+// The workflow reads Loop's limits (MaxIterations, MaxConcurrency) and the
+// policies below while it runs, so, like workflow code, they must be the
+// same on every worker of a task queue, and a change to MaxIterations or
+// MaxConcurrency is a change to the workflow (see [workflow.GetVersion]).
+//
+// A run's ID (RunResult.RunID, and Call.RunID for guards, hooks and
+// tools) is its workflow ID. One attempt of a call activity may take the
+// tool's timeout plus five minutes; a lost worker is noticed sooner, by
+// the heartbeat timeout.
+type Agent struct {
+	// Name is the workflow type the agent registers and is started by;
+	// its activities are Name+".model" and Name+".call". Empty means
+	// DefaultName. Give each agent of one worker its own name.
+	Name string
+	// Loop runs in the activities: its Model answers the model turns; its
+	// tools, guard, hooks, repairer, truncation and OnEvent serve the
+	// calls, through AgentLoop.RunCall. Set PauseForApproval (and no
+	// Approver) to have asks wait in the workflow for a Decision, for as
+	// long as it takes.
+	Loop *toolloop.AgentLoop
+
+	// ModelTimeout bounds one attempt of a model turn; 0 means
+	// DefaultModelTimeout.
+	ModelTimeout time.Duration
+	// ModelRetry is the retry policy of model turns; nil means three
+	// attempts, one and then two seconds apart. Errors that cannot
+	// succeed on a retry (providers.ErrAuth, providers.ErrContextLength,
+	// a panicking model) are never retried.
+	ModelRetry *tsdk.RetryPolicy
+	// ToolRetry is the retry policy of calls to tools that are safe to
+	// repeat (see the package documentation); nil means three attempts,
+	// one and then two seconds apart. MaximumAttempts 0 retries for ever,
+	// as in Temporal. Calls to other tools are attempted once, whatever
+	// this says.
+	ToolRetry *tsdk.RetryPolicy
+	// HeartbeatTimeout is how long a model turn or a tool call may go
+	// without a heartbeat before Temporal gives it up as lost with its
+	// worker; 0 means DefaultHeartbeatTimeout. The activities heartbeat
+	// four times per timeout, and on every progress report.
+	HeartbeatTimeout time.Duration
+}
+
+// defaultModelRetry is the retry policy of model turns when
+// Agent.ModelRetry is nil.
+var defaultModelRetry = tsdk.RetryPolicy{
+	InitialInterval:    time.Second,
+	BackoffCoefficient: 2,
+	MaximumInterval:    time.Minute,
+	MaximumAttempts:    3,
+}
+
+// defaultToolRetry is the retry policy of calls to tools that are safe to
+// repeat when Agent.ToolRetry is nil.
+var defaultToolRetry = tsdk.RetryPolicy{
+	InitialInterval:    time.Second,
+	BackoffCoefficient: 2,
+	MaximumInterval:    30 * time.Second,
+	MaximumAttempts:    3,
+}
+
+// noRetry is the policy of calls to tools that may not be repeated.
+var noRetry = tsdk.RetryPolicy{MaximumAttempts: 1}
+
+// agent is a registered Agent with its defaults filled in.
+type agent struct {
+	Agent
+	modelActivity, callActivity string
+	// eventMu makes Loop.OnEvent see one event at a time, as in process,
+	// although the calls of a turn run in separate activities.
+	eventMu sync.Mutex
+}
+
+func newAgent(a Agent) *agent {
+	if a.Loop == nil {
+		panic("toolloop/temporal: Agent has no Loop")
+	}
+	if a.Name == "" {
+		a.Name = DefaultName
+	}
+	if a.ModelTimeout <= 0 {
+		a.ModelTimeout = DefaultModelTimeout
+	}
+	if a.HeartbeatTimeout <= 0 {
+		a.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if a.ModelRetry == nil {
+		p := defaultModelRetry
+		a.ModelRetry = &p
+	}
+	if a.ToolRetry == nil {
+		p := defaultToolRetry
+		a.ToolRetry = &p
+	}
+	return &agent{Agent: a, modelActivity: a.Name + ".model", callActivity: a.Name + ".call"}
+}
+
+// Register registers the agent's workflow with r and, when r registers
+// activities too (a worker.Worker does, a worker.WorkflowReplayer does
+// not), its two activities. It panics if the agent has no Loop, or, when
+// registering activities, no Model, or if the names are taken: these are
+// mistakes in the program.
+func Register(r worker.WorkflowRegistry, a Agent) {
+	ag := newAgent(a)
+	r.RegisterWorkflowWithOptions(ag.workflow, workflow.RegisterOptions{Name: ag.Name})
+	ar, ok := r.(worker.ActivityRegistry)
+	if !ok {
+		return
+	}
+	if ag.Loop.Model == nil {
+		panic("toolloop/temporal: Agent.Loop has no Model")
+	}
+	ar.RegisterActivityWithOptions(ag.model, activity.RegisterOptions{Name: ag.modelActivity})
+	ar.RegisterActivityWithOptions(ag.call, activity.RegisterOptions{Name: ag.callActivity})
+}
+
+// retryable reports whether a tool is safe to run again after a failure:
+// it changes nothing, or repeating it does no more than running it once,
+// and it is not destructive. Unannotated tools are not retried.
+func retryable(a toolloop.Annotations) bool {
+	return !a.Destructive && (a.ReadOnly || a.Idempotent)
+}
+
+func (ag *agent) maxIterations() int {
+	if ag.Loop.MaxIterations > 0 {
+		return ag.Loop.MaxIterations
+	}
+	return toolloop.DefaultMaxIterations
+}
+
+func (ag *agent) maxConcurrency() int {
+	if ag.Loop.MaxConcurrency > 0 {
+		return ag.Loop.MaxConcurrency
+	}
+	return toolloop.DefaultMaxConcurrency
+}
+
+func (ag *agent) toolTimeout() time.Duration {
+	if ag.Loop.ToolTimeout > 0 {
+		return ag.Loop.ToolTimeout
+	}
+	return toolloop.DefaultToolTimeout
+}
+
+// heartbeatEvery is how often the activities heartbeat on their own.
+func (ag *agent) heartbeatEvery() time.Duration {
+	return max(ag.HeartbeatTimeout/4, 50*time.Millisecond)
+}

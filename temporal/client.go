@@ -1,0 +1,138 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	tsdk "go.temporal.io/sdk/temporal"
+
+	"github.com/toolloop/toolloop"
+)
+
+// ErrModel: the model failed on every attempt of a turn (or with an error
+// no retry can cure). The run ended with StopError; Wait returns its
+// result so far with it, as AgentLoop.Run returns its model errors. The
+// error's text is the model's; its Go type stayed on the worker.
+var ErrModel = errors.New("toolloop/temporal: the model failed")
+
+// RunOptions say how to start a run.
+type RunOptions struct {
+	// StartWorkflowOptions are Temporal's: TaskQueue, the queue the
+	// agent's workers poll, is required; ID names the run (and makes
+	// starting it idempotent), or is chosen by Temporal when empty.
+	client.StartWorkflowOptions
+	// Agent is the Name of the Agent to run; empty means DefaultName.
+	Agent string
+}
+
+// Start starts a run of an agent on msgs and returns at once. Wait for
+// its result with Wait; follow it with Describe; answer its asks with
+// Decide; stop it with the client's CancelWorkflow.
+func Start(ctx context.Context, c client.Client, opts RunOptions, msgs []toolloop.Message) (client.WorkflowRun, error) {
+	name := opts.Agent
+	if name == "" {
+		name = DefaultName
+	}
+	return c.ExecuteWorkflow(ctx, opts.StartWorkflowOptions, name, Input{Messages: msgs})
+}
+
+// Wait waits for a run to end and returns its result the way
+// AgentLoop.Run does: the result so far with every error, and
+// toolloop.ErrMaxIterations, toolloop.ErrLength, ErrModel, or an error
+// that matches context.Canceled (and *temporal.CanceledError) for a
+// cancelled run. Any other failure of the workflow (it timed out, was
+// terminated) comes back as Temporal reports it, with no result.
+//
+// To wait for a run started elsewhere, pass client.GetWorkflow's run.
+func Wait(ctx context.Context, run client.WorkflowRun) (*toolloop.RunResult, error) {
+	var res *toolloop.RunResult
+	err := run.Get(ctx, &res)
+	if err == nil {
+		return res, nil
+	}
+	// Details are decoded into a pointer: that is what the workflow put
+	// there, and what a test environment hands back undecoded.
+	var canceled *tsdk.CanceledError
+	if errors.As(err, &canceled) {
+		res = nil
+		if canceled.HasDetails() && canceled.Details(&res) != nil {
+			res = nil
+		}
+		return res, fmt.Errorf("%w: %w", context.Canceled, err)
+	}
+	var app *tsdk.ApplicationError
+	if !errors.As(err, &app) || !app.HasDetails() {
+		return nil, err
+	}
+	res = nil
+	if app.Details(&res) != nil || res == nil {
+		return nil, err
+	}
+	switch app.Type() {
+	case errTypeMaxIterations:
+		return res, toolloop.ErrMaxIterations
+	case errTypeLength:
+		return res, toolloop.ErrLength
+	case errTypeModel:
+		return res, fmt.Errorf("%w: %s", ErrModel, app.Message())
+	}
+	return nil, err
+}
+
+// Run starts a run and waits for its result: Start, then Wait.
+func Run(ctx context.Context, c client.Client, opts RunOptions, msgs []toolloop.Message) (*toolloop.RunResult, error) {
+	run, err := Start(ctx, c, opts, msgs)
+	if err != nil {
+		return nil, err
+	}
+	return Wait(ctx, run)
+}
+
+// Decide sends a decision for a call that waits for approval (see
+// Status.Awaiting). The run applies it once, to the call if it is still
+// waiting, and ignores it otherwise (a second decision for the same call,
+// say). The decision is durable as soon as Decide returns, whether or not
+// a worker is running. runID may be empty for the latest run of
+// workflowID.
+func Decide(ctx context.Context, c client.Client, workflowID, runID string, d Decision) error {
+	return c.SignalWorkflow(ctx, workflowID, runID, DecisionSignal, d)
+}
+
+// Describe reports what a run is doing: its StatusQuery answer, with the
+// attempt, the latest progress and the latest output of each running
+// call, read from its activity's heartbeat details. The query needs a
+// running worker. Heartbeat details are decoded with the default data
+// converter; with a custom one, progress is left out.
+func Describe(ctx context.Context, c client.Client, workflowID, runID string) (*Status, error) {
+	v, err := c.QueryWorkflow(ctx, workflowID, runID, StatusQuery)
+	if err != nil {
+		return nil, err
+	}
+	var st Status
+	if err := v.Get(&st); err != nil {
+		return nil, err
+	}
+	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, runID)
+	if err != nil {
+		return nil, err
+	}
+	dc := converter.GetDefaultDataConverter()
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetHeartbeatDetails() == nil {
+			continue
+		}
+		var hb heartbeat
+		if dc.FromPayloads(pa.GetHeartbeatDetails(), &hb) != nil || hb.CallID == "" || hb.Turn != st.Turn {
+			continue
+		}
+		for i := range st.Calls {
+			if cs := &st.Calls[i]; cs.CallID == hb.CallID && cs.State == CallRunning {
+				cs.Attempt, cs.Progress, cs.Partial = pa.GetAttempt(), hb.Progress, hb.Partial
+			}
+		}
+	}
+	return &st, nil
+}

@@ -1,0 +1,110 @@
+package temporal_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/temporal"
+)
+
+// These examples need a Temporal server (temporal server start-dev), so
+// they are compiled but not run.
+
+// A worker runs the agent: its model and tools live here.
+func ExampleRegister() {
+	c, err := client.Dial(client.Options{}) // localhost:7233
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	var tools toolloop.ToolRegistry
+	tools.MustRegister(toolloop.NewTool("add", "Add two integers.", func(_ context.Context, in struct{ A, B int }) (any, error) {
+		return in.A + in.B, nil
+	}))
+	w := worker.New(c, "agents", worker.Options{})
+	temporal.Register(w, temporal.Agent{Loop: &toolloop.AgentLoop{
+		Model: looptest.Script(looptest.Text("Hello.")), // your provider's model
+		Tools: &tools,
+	}})
+	if err := w.Run(worker.InterruptCh()); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// A client starts a run and waits for its result, from any process.
+func ExampleRun() {
+	c, err := client.Dial(client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	opts := temporal.RunOptions{StartWorkflowOptions: client.StartWorkflowOptions{ID: "ticket-1234", TaskQueue: "agents"}}
+	res, err := temporal.Run(context.Background(), c, opts, []toolloop.Message{toolloop.UserMessage("Say hello.")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.FinalText)
+}
+
+// A person answers the calls that wait for approval, whenever they get
+// to it.
+func ExampleDecide() {
+	c, err := client.Dial(client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	st, err := temporal.Describe(ctx, c, "ticket-1234", "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, call := range st.Awaiting() {
+		fmt.Printf("%s %s (%s)\n", call.Name, call.Pending.Arguments, call.Pending.Reason)
+		d := temporal.Decision{CallID: call.CallID, Approval: toolloop.Approval{Approved: true}}
+		if err := temporal.Decide(ctx, c, "ticket-1234", "", d); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// Describe shows what a run is doing, with its tools' latest progress.
+func ExampleDescribe() {
+	c, err := client.Dial(client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	st, err := temporal.Describe(context.Background(), c, "ticket-1234", "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, call := range st.Calls {
+		fmt.Printf("turn %d: %s %s", st.Turn, call.Name, call.State)
+		if p := call.Progress; p != nil {
+			fmt.Printf(" (%s %.0f/%.0f)", p.Message, p.Done, p.Total)
+		}
+		fmt.Println()
+	}
+}
+
+// Start and Wait split Run, to do something in between or to wait for a
+// run started elsewhere.
+func ExampleWait() {
+	c, err := client.Dial(client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	res, err := temporal.Wait(context.Background(), c.GetWorkflow(context.Background(), "ticket-1234", ""))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.StopReason, res.FinalText)
+}

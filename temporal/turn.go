@@ -1,0 +1,184 @@
+package temporal
+
+import (
+	"errors"
+	"fmt"
+
+	tsdk "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolloop/toolloop"
+)
+
+// slot is one call of a turn in the workflow.
+type slot struct {
+	tc     toolloop.ToolCall
+	policy callPolicy
+	state  CallState
+	// decision settles the call's ask when it runs again.
+	decision *toolloop.Approval
+	pending  *toolloop.PendingCall
+	future   workflow.Future
+	result   *toolloop.ToolResult
+}
+
+// runTurn runs the calls of one assistant turn, each as an activity, and
+// returns their results in call order. It keeps AgentLoop.Run's rules:
+// at most MaxConcurrency calls at once, calls start in order, an exclusive
+// tool waits for the calls before it and holds back the calls after it.
+//
+// A call that must wait for approval waits here, for a Decision, without
+// holding a worker: then it runs again with the decision. A cancelled run
+// cancels the running activities and waits for them to stop, and answers
+// every other call with a canceled result.
+func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy) []*toolloop.ToolResult {
+	ctx := rn.ctx
+	slots := make([]*slot, len(calls))
+	for i, tc := range calls {
+		slots[i] = &slot{tc: tc, policy: policies[i], state: CallQueued}
+	}
+	rn.calls = slots
+	limit := rn.ag.maxConcurrency()
+	running, remaining := 0, len(slots)
+	exclusive, canceled := false, ctx.Err() != nil
+	finish := func(s *slot, r *toolloop.ToolResult) {
+		s.state, s.result, s.pending = CallDone, r, nil
+		remaining--
+	}
+	for remaining > 0 {
+		if canceled {
+			for _, s := range slots {
+				switch s.state {
+				case CallQueued:
+					finish(s, errorResult(s.tc, toolloop.KindCanceled,
+						"not run: the run was canceled before this call started (context canceled)"))
+				case CallAwaiting:
+					finish(s, errorResult(s.tc, toolloop.KindCanceled,
+						"not run: the run was canceled while this call waited for approval"))
+				}
+			}
+		} else {
+			// Start what may start, in call order.
+			for _, s := range slots {
+				if s.state != CallQueued {
+					continue
+				}
+				if running >= limit || exclusive || (s.policy.Exclusive && running > 0) {
+					break
+				}
+				rn.start(s)
+				running++
+				exclusive = s.policy.Exclusive
+			}
+		}
+		if remaining == 0 {
+			break
+		}
+		sel := workflow.NewSelector(ctx)
+		for _, s := range slots {
+			if s.state != CallRunning {
+				continue
+			}
+			sel.AddFuture(s.future, func(f workflow.Future) {
+				running--
+				if running == 0 {
+					exclusive = false
+				}
+				r, p := rn.outcome(s, f)
+				if p != nil && !canceled {
+					s.state, s.pending, s.future = CallAwaiting, p, nil
+					return
+				}
+				if p != nil {
+					r = errorResult(s.tc, toolloop.KindCanceled, "not run: the run was canceled while this call waited for approval")
+				}
+				finish(s, r)
+			})
+		}
+		sel.AddReceive(rn.decisions, func(c workflow.ReceiveChannel, _ bool) {
+			var d Decision
+			c.Receive(ctx, &d)
+			rn.decide(slots, d)
+		})
+		if !canceled {
+			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { canceled = true })
+		}
+		sel.Select(ctx)
+	}
+	results := make([]*toolloop.ToolResult, len(slots))
+	for i, s := range slots {
+		results[i] = s.result
+	}
+	return results
+}
+
+// start schedules the call's activity.
+func (rn *run) start(s *slot) {
+	ag := rn.ag
+	policy, attempts := &noRetry, int32(1)
+	if s.policy.Retry {
+		policy, attempts = ag.ToolRetry, ag.ToolRetry.MaximumAttempts
+	}
+	id := fmt.Sprintf("turn-%d/%s", rn.turn, s.tc.ID)
+	if s.decision != nil {
+		id += "/decided"
+	}
+	timeout := s.policy.Timeout
+	if timeout <= 0 {
+		timeout = ag.toolTimeout()
+	}
+	actx := workflow.WithActivityOptions(rn.ctx, workflow.ActivityOptions{
+		ActivityID:          id,
+		StartToCloseTimeout: timeout + callOverhead,
+		HeartbeatTimeout:    ag.HeartbeatTimeout,
+		RetryPolicy:         policy,
+		WaitForCancellation: true,
+		Summary:             s.tc.Name + " " + s.tc.ID,
+	})
+	s.future = workflow.ExecuteActivity(actx, ag.callActivity, callInput{
+		RunID: rn.res.RunID, Turn: rn.turn, Call: s.tc, Decision: s.decision, Attempts: attempts,
+	})
+	s.state = CallRunning
+}
+
+// outcome turns a finished call activity into a result or a pending call.
+// A failure of the activity itself becomes a result too: the last
+// attempt's own result when the tool failed, a canceled result when the
+// run was cancelled, and otherwise an interrupted one (the worker was lost
+// and the call may not run again), so the transcript stays valid.
+func (rn *run) outcome(s *slot, f workflow.Future) (*toolloop.ToolResult, *toolloop.PendingCall) {
+	var out callOutput
+	err := f.Get(rn.ctx, &out)
+	if err == nil && out.Result != nil {
+		return out.Result, nil
+	}
+	if err == nil && out.Pending != nil {
+		return nil, out.Pending
+	}
+	var app *tsdk.ApplicationError
+	if errors.As(err, &app) && app.Type() == errTypeToolFailed && app.HasDetails() {
+		var r toolloop.ToolResult
+		if app.Details(&r) == nil && r.CallID == s.tc.ID {
+			return &r, nil
+		}
+	}
+	if rn.ctx.Err() != nil {
+		return errorResult(s.tc, toolloop.KindCanceled,
+			fmt.Sprintf("tool %s was canceled: the run was stopped while it ran", s.tc.Name)), nil
+	}
+	workflow.GetLogger(rn.ctx).Warn("toolloop: a call was lost", "call_id", s.tc.ID, "tool", s.tc.Name, "error", err)
+	return errorResult(s.tc, toolloop.KindCanceled, toolloop.InterruptedMessage), nil
+}
+
+// decide applies a decision to the call it names, if that call waits
+// for one: exactly once, since the call then runs and waits no more.
+func (rn *run) decide(slots []*slot, d Decision) {
+	for _, s := range slots {
+		if s.tc.ID == d.CallID && s.state == CallAwaiting {
+			a := d.Approval
+			s.decision, s.pending, s.state = &a, nil, CallQueued
+			return
+		}
+	}
+	workflow.GetLogger(rn.ctx).Warn("toolloop: ignored a decision for a call that is not waiting", "call_id", d.CallID)
+}
