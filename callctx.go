@@ -32,9 +32,9 @@ type ctxAfter struct {
 	stopped bool
 }
 
-func (c *callCtx) init(parent context.Context, timeout time.Duration) {
+func (c *callCtx) init(parent context.Context, start time.Time, timeout time.Duration) {
 	c.parent = parent
-	c.deadline = time.Now().Add(timeout)
+	c.deadline = start.Add(timeout)
 }
 
 // Deadline implements context.Context.

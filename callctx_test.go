@@ -18,7 +18,7 @@ const waitLong = 10 * time.Second
 
 func newCallCtx(parent context.Context, timeout time.Duration) *callCtx {
 	c := &callCtx{}
-	c.init(parent, timeout)
+	c.init(parent, time.Now(), timeout)
 	return c
 }
 

@@ -45,9 +45,9 @@ type callRun struct {
 	state   atomic.Int32
 	ctx     callCtx
 	timeout time.Duration
-	// execStart is when the tool started, as time since turnBegin; 0
+	// execStart is when the tool started, as time since the turn began; 0
 	// until then. The turn's coordinator reads it to find hanging tools.
-	turnBegin time.Time
+	turn      *turn // the turn coordinating this call, if any
 	execStart atomic.Int64
 	// finishedSeen belongs to the turn's coordinator.
 	finishedSeen bool
@@ -359,10 +359,18 @@ func (cr *callRun) hookEvent(hook string, i int, effect, detail string) {
 // hangs, the turn's coordinator stops waiting for it (see runTurn).
 func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 	cr.timeout = cr.rn.l.timeoutOf(cr.e)
-	cr.ctx.init(ctx, cr.timeout)
-	if !cr.turnBegin.IsZero() {
+	// The timeout runs from the tool's start. When nothing could have held
+	// the call since it entered the pipeline (no guard, no pre-hook), that
+	// is the call's own start, give or take a validation: one clock read
+	// less on every call.
+	start := cr.start
+	if l := cr.rn.l; l.Guard != nil || len(l.Hooks.PreToolUse) > 0 || cr.decision != nil {
+		start = time.Now()
+	}
+	cr.ctx.init(ctx, start, cr.timeout)
+	if cr.turn != nil {
 		// Tell the turn's coordinator the tool is starting.
-		cr.execStart.Store(int64(max(time.Since(cr.turnBegin), 1)))
+		cr.execStart.Store(int64(max(start.Sub(cr.turn.begin), 1)))
 	}
 	var err error
 	func() {

@@ -136,7 +136,7 @@ type turn struct {
 // start runs call i on its own goroutine.
 func (t *turn) start(ctx context.Context, tc ToolCall, i int, exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) {
 	cr := t.rn.newCall(tc, i)
-	cr.turnBegin = t.begin
+	cr.turn = t
 	t.crs[i] = cr
 	t.rn.spawn(func() {
 		res, p := exec(ctx, cr)
