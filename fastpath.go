@@ -287,7 +287,7 @@ func kindAccepts(k fastKind, v []byte) bool {
 	case fastInteger:
 		// Integers written with a fraction or an exponent (1.0, 1e2) are
 		// integers too; the full validator decides those.
-		return (c == '-' || '0' <= c && c <= '9') && bytes.IndexAny(v, ".eE") < 0
+		return (c == '-' || '0' <= c && c <= '9') && !bytes.ContainsAny(v, ".eE")
 	case fastNumber:
 		return c == '-' || '0' <= c && c <= '9'
 	case fastBoolean:

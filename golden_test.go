@@ -7,7 +7,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -66,8 +65,6 @@ func checkGolden(t *testing.T, g *goldenFile, path string, msgs []toolloop.Messa
 	assert.Equal(t, looptest.Canonical(g.Transcript), gotT, "transcript differs from %s (run with -update to accept)", path)
 	assert.Equal(t, looptest.Canonical(g.Events), gotE, "events differ from %s (run with -update to accept)", path)
 }
-
-var stackRE = regexp.MustCompile(`goroutine \d+`)
 
 // canonicalEvents makes events comparable across runs: no times, run IDs,
 // durations or stacks, and the events of parallel calls in call order.

@@ -465,7 +465,7 @@ func TestPostHooksAndMiddleware(t *testing.T) {
 }
 
 // streamer is a Model that streams its text in three deltas.
-type streamer struct{ calls int }
+type streamer struct{}
 
 func (s *streamer) Generate(context.Context, *toolloop.Request) (*toolloop.Response, error) {
 	return nil, errors.New("Generate must not be called when Stream exists")

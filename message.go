@@ -1,7 +1,6 @@
 package toolloop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
@@ -267,14 +266,4 @@ type ModelFunc func(ctx context.Context, req *Request) (*Response, error)
 // Generate calls f.
 func (f ModelFunc) Generate(ctx context.Context, req *Request) (*Response, error) {
 	return f(ctx, req)
-}
-
-// compactJSON returns raw without insignificant whitespace, or raw itself
-// when it is already compact or not valid JSON.
-func compactJSON(raw json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil || b.Len() == len(raw) {
-		return raw
-	}
-	return b.Bytes()
 }

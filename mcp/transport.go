@@ -111,7 +111,7 @@ func (s *Source) transport(ctx context.Context) (sdk.Transport, *process, error)
 	}
 	t, err := s.cfg.Transport(ctx)
 	if err == nil && t == nil {
-		err = errors.New("Transport returned no transport")
+		err = errors.New("ServerConfig.Transport returned no transport")
 	}
 	return t, nil, err
 }

@@ -102,7 +102,7 @@ func build(tb testing.TB, pkg string) string {
 	b.once.Do(func() {
 		goBin, err := exec.LookPath("go")
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			goBin = "go"
 		}
 		b.path = filepath.Join(binDir, filepath.Base(pkg))
 		if runtime.GOOS == "windows" {

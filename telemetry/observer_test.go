@@ -213,7 +213,7 @@ func checkMetrics(t *testing.T, h *harness) {
 		var out string
 		for _, k := range keys {
 			v, _ := attrs.Value(attribute.Key(k))
-			out += v.Emit() + "|"
+			out += v.String() + "|"
 		}
 		return out
 	}

@@ -80,6 +80,7 @@ func Tools() *toolloop.ToolRegistry {
 		}),
 		toolloop.NewTool("boom", "A tool with a bug.", func(context.Context, struct{}) (any, error) {
 			var m map[string]int
+			//lint:ignore SA5000 the bug is the point: a runtime panic, as real tools have
 			m["x"] = 1 // panics: assignment to entry in nil map
 			return nil, nil
 		}),
