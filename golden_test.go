@@ -114,43 +114,21 @@ var (
 )
 
 func TestGolden(t *testing.T) {
-	tests := []struct {
-		name    string
-		wantErr error
-	}{
-		{name: "happy_path"},
-		{name: "unknown_tool"},
-		{name: "invalid_then_corrected"},
-		{name: "deny"},
-		{name: "modify"},
-		{name: "ask_with_approver"},
-		{name: "ask_without_approver"},
-		{name: "panic"},
-		{name: "timeout"},
-		{name: "parallel_out_of_order"},
-		{name: "max_iterations", wantErr: toolloop.ErrMaxIterations},
-		{name: "truncation"},
-		{name: "hooks"},
-		{name: "repaired_arguments"},
-		{name: "interrupted_transcript"},
-		{name: "length_stop", wantErr: toolloop.ErrLength},
-		{name: "refusal"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g, path := readGolden(t, tt.name)
+	for _, tt := range golden.Scenarios {
+		t.Run(tt.Name, func(t *testing.T) {
+			g, path := readGolden(t, tt.Name)
 			rec := &looptest.Recorder{}
 			turns := make([]looptest.Turn, len(g.Replies))
 			for i, r := range g.Replies {
 				turns[i] = looptest.Turn{Reply: r}
 			}
 			loop := &toolloop.AgentLoop{Model: looptest.NewModel(t, turns...), Tools: goldenTools(), OnEvent: rec.Record}
-			if setup := golden.Setups[tt.name]; setup != nil {
+			if setup := golden.Setups[tt.Name]; setup != nil {
 				setup(loop)
 			}
 			res, err := loop.Run(context.Background(), g.Input)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
+			if tt.Err != nil {
+				require.ErrorIs(t, err, tt.Err)
 			} else {
 				require.NoError(t, err)
 			}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/internal/golden"
 	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/providers"
 	"github.com/toolloop/toolloop/temporal"
@@ -75,45 +76,23 @@ func run(t *testing.T, env *testsuite.TestWorkflowEnvironment, name string, msgs
 // and as a workflow: the transcripts, and everything else Run returns, are
 // the same.
 func TestGoldenTranscripts(t *testing.T) {
-	tests := []struct {
-		name    string
-		wantErr error
-	}{
-		{name: "happy_path"},
-		{name: "unknown_tool"},
-		{name: "invalid_then_corrected"},
-		{name: "deny"},
-		{name: "modify"},
-		{name: "ask_with_approver"},
-		{name: "ask_without_approver"},
-		{name: "panic"},
-		{name: "timeout"},
-		{name: "parallel_out_of_order"},
-		{name: "max_iterations", wantErr: toolloop.ErrMaxIterations},
-		{name: "truncation"},
-		{name: "hooks"},
-		{name: "repaired_arguments"},
-		{name: "interrupted_transcript"},
-		{name: "length_stop", wantErr: toolloop.ErrLength},
-		{name: "refusal"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := readGolden(t, tt.name)
+	for _, tt := range golden.Scenarios {
+		t.Run(tt.Name, func(t *testing.T) {
+			g := readGolden(t, tt.Name)
 			newLoop := func() *toolloop.AgentLoop {
 				l := &toolloop.AgentLoop{Model: looptest.NewModel(t, g.turns()...), Tools: goldenTools()}
-				if setup := goldenSetups[tt.name]; setup != nil {
+				if setup := goldenSetups[tt.Name]; setup != nil {
 					setup(l)
 				}
 				return l
 			}
 			want, err := newLoop().Run(context.Background(), g.Input)
-			require.ErrorIs(t, err, tt.wantErr)
+			require.ErrorIs(t, err, tt.Err)
 
 			env := newEnv(t, temporal.Agent{Loop: newLoop()})
 			got, err := run(t, env, "", g.Input)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
+			if tt.Err != nil {
+				require.ErrorIs(t, err, tt.Err)
 			} else {
 				require.NoError(t, err)
 			}

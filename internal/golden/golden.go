@@ -103,6 +103,35 @@ func Tools() *toolloop.ToolRegistry {
 	return &reg
 }
 
+// Scenario names a golden file (testdata/golden/<Name>.json) whose run
+// ends with Err (nil for none). Pause-and-resume and cancellation
+// scenarios need their own drivers and are not listed.
+type Scenario struct {
+	Name string
+	Err  error
+}
+
+// Scenarios are the golden files a plain Run replays.
+var Scenarios = []Scenario{
+	{Name: "happy_path"},
+	{Name: "unknown_tool"},
+	{Name: "invalid_then_corrected"},
+	{Name: "deny"},
+	{Name: "modify"},
+	{Name: "ask_with_approver"},
+	{Name: "ask_without_approver"},
+	{Name: "panic"},
+	{Name: "timeout"},
+	{Name: "parallel_out_of_order"},
+	{Name: "max_iterations", Err: toolloop.ErrMaxIterations},
+	{Name: "truncation"},
+	{Name: "hooks"},
+	{Name: "repaired_arguments"},
+	{Name: "interrupted_transcript"},
+	{Name: "length_stop", Err: toolloop.ErrLength},
+	{Name: "refusal"},
+}
+
 // DestructiveAsks is a guard that asks before any destructive tool runs.
 var DestructiveAsks = &toolloop.RuleGuard{Rules: []toolloop.Rule{
 	{Name: "confirm-writes", Destructive: true, Decision: toolloop.Ask, Reason: "writes need a human"},
