@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolloop/toolloop"
-	"github.com/toolloop/toolloop/internal/mcptest"
 	"github.com/toolloop/toolloop/mcp"
+	"github.com/toolloop/toolloop/mcp/internal/mcptest"
 )
 
 // serveEnv makes the test binary run the test server on stdio instead of

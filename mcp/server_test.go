@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
-	"github.com/toolloop/toolloop/internal/mcptest"
 	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/mcp"
+	"github.com/toolloop/toolloop/mcp/internal/mcptest"
 )
 
 var transports = []string{"memory", "stdio", "http", "sse"}

@@ -43,8 +43,11 @@ func newEnv(t *testing.T, a temporal.Agent) *testsuite.TestWorkflowEnvironment {
 }
 
 // envRun lets temporal.Wait read the test environment's outcome, so the
-// tests see errors as a client would.
+// tests see errors as a client would. The embedded interface, left nil,
+// keeps the type compiling when the SDK adds methods to WorkflowRun; Wait
+// calls only Get.
 type envRun struct {
+	client.WorkflowRun
 	env *testsuite.TestWorkflowEnvironment
 }
 
@@ -69,7 +72,7 @@ func run(t *testing.T, env *testsuite.TestWorkflowEnvironment, name string, msgs
 	}
 	env.ExecuteWorkflow(name, temporal.Input{Messages: msgs})
 	require.True(t, env.IsWorkflowCompleted())
-	return temporal.Wait(context.Background(), envRun{env})
+	return temporal.Wait(context.Background(), envRun{env: env})
 }
 
 // TestGoldenTranscripts runs the core golden scenarios both in process
