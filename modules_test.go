@@ -112,7 +112,7 @@ func TestCoreModuleGraph(t *testing.T) {
 
 	run(dir, "mod", "tidy")
 	var mods []string
-	for _, line := range strings.Split(strings.TrimSpace(run(dir, "list", "-m", "-f", "{{.Path}}", "all")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(run(dir, "list", "-m", "-e", "-f", "{{.Path}}", "all")), "\n") {
 		if line != "scratch" {
 			mods = append(mods, line)
 		}
