@@ -29,6 +29,9 @@ const (
 	EventModelRequest EventType = "model.request"
 	// EventModelDelta: a streamed text delta, in Text.
 	EventModelDelta EventType = "model.delta"
+	// EventModelReasoningDelta: a streamed delta of the model's visible
+	// reasoning, in Text.
+	EventModelReasoningDelta EventType = "model.reasoning_delta"
 	// EventModelResponse: the model answered; Response holds the turn, its
 	// Message exactly as appended to the transcript.
 	EventModelResponse EventType = "model.response"
@@ -61,7 +64,7 @@ const (
 // durable logs. Completion, model response and run events are durable.
 func (t EventType) Transient() bool {
 	switch t {
-	case EventStart, EventProgress, EventPartialResult, EventModelDelta, EventModelRequest:
+	case EventStart, EventProgress, EventPartialResult, EventModelDelta, EventModelReasoningDelta, EventModelRequest:
 		return true
 	}
 	return false
@@ -90,7 +93,7 @@ type Event struct {
 	Result    *ToolResult     `json:"result,omitempty"`
 	Stack     string          `json:"stack,omitempty"`
 
-	// Text is a partial output or a model delta.
+	// Text is a partial output or a model delta (text or reasoning).
 	Text string `json:"text,omitempty"`
 
 	// Run and model events.

@@ -342,6 +342,9 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message) 
 		if err != nil {
 			return nil, err
 		}
+		if ch.Reasoning != "" {
+			rn.emit(&Event{Type: EventModelReasoningDelta, Text: ch.Reasoning})
+		}
 		if ch.Text != "" {
 			rn.emit(&Event{Type: EventModelDelta, Text: ch.Text})
 		}

@@ -464,7 +464,8 @@ func TestPostHooksAndMiddleware(t *testing.T) {
 	assert.NotContains(t, r.Text(), "secret output")
 }
 
-// streamer is a Model that streams its text in three deltas.
+// streamer is a Model that streams its reasoning in two deltas, then its
+// text in three.
 type streamer struct{}
 
 func (s *streamer) Generate(context.Context, *toolloop.Request) (*toolloop.Response, error) {
@@ -473,12 +474,21 @@ func (s *streamer) Generate(context.Context, *toolloop.Request) (*toolloop.Respo
 
 func (s *streamer) Stream(ctx context.Context, _ *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
 	return func(yield func(toolloop.Chunk, error) bool) {
+		for _, d := range []string{"Greet ", "them."} {
+			if !yield(toolloop.Chunk{Reasoning: d}, nil) {
+				return
+			}
+		}
 		for _, d := range []string{"Hel", "lo", "!"} {
 			if !yield(toolloop.Chunk{Text: d}, nil) {
 				return
 			}
 		}
-		yield(toolloop.Chunk{Response: looptest.Text("Hello!")}, nil)
+		resp := looptest.Text("Hello!")
+		resp.Message.Content = append([]toolloop.Content{
+			toolloop.ReasoningContent("Greet them.", toolloop.Reasoning{Provider: "test", Signature: "sig"}),
+		}, resp.Message.Content...)
+		yield(toolloop.Chunk{Response: resp}, nil)
 	}
 }
 
@@ -486,12 +496,23 @@ func TestStreamingModel(t *testing.T) {
 	rec := &looptest.Recorder{}
 	res, err := (&toolloop.AgentLoop{Model: &streamer{}, OnEvent: rec.Record}).Run(context.Background(), user("hi"))
 	require.NoError(t, err)
+	// Reasoning is kept in the transcript, never in the final text.
 	assert.Equal(t, "Hello!", res.FinalText)
-	var deltas string
+	last := res.Messages[len(res.Messages)-1]
+	require.Len(t, last.Content, 2)
+	assert.Equal(t, toolloop.ContentReasoning, last.Content[0].Type)
+	assert.Equal(t, "sig", last.Content[0].Reasoning.Signature)
+	assert.Equal(t, "Hello!", last.Text())
+	var deltas, reasoning string
 	for _, e := range rec.Of(toolloop.EventModelDelta) {
 		deltas += e.Text
 	}
+	for _, e := range rec.Of(toolloop.EventModelReasoningDelta) {
+		reasoning += e.Text
+	}
 	assert.Equal(t, "Hello!", deltas)
+	assert.Equal(t, "Greet them.", reasoning)
+	assert.True(t, toolloop.EventModelReasoningDelta.Transient())
 }
 
 func TestPanickingObserverDoesNotBreakTheRun(t *testing.T) {

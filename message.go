@@ -36,6 +36,12 @@ const (
 	// ContentResource is a resource named by Content.URI, with its text in
 	// Content.Text or its bytes in Content.Data when the resource is embedded.
 	ContentResource ContentType = "resource"
+	// ContentReasoning is the model's reasoning, in an assistant message:
+	// its visible or summarized text in Content.Text (empty when the
+	// provider withheld it) and what the provider needs back to continue
+	// the conversation in Content.Reasoning. It is never part of
+	// [Message.Text] or a run's final text.
+	ContentReasoning ContentType = "reasoning"
 )
 
 // Content is one block of a message or of a tool result. Build it with
@@ -52,6 +58,55 @@ type Content struct {
 	URI string `json:"uri,omitempty"`
 	// JSON is the value of a JSON block.
 	JSON json.RawMessage `json:"json,omitempty"`
+	// Reasoning is set on a reasoning block.
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
+}
+
+// Reasoning is the provider's part of a reasoning block: what it must be
+// sent back, exactly, for the conversation to continue. Several providers
+// reject a turn whose earlier reasoning is missing or altered (Anthropic's
+// extended thinking with tools, DeepSeek's reasoner, Gemini's thought
+// signatures); the Responses API uses it to carry reasoning between turns
+// without storing it.
+//
+// A provider sends a reasoning block back, in its place, only when
+// Provider names it; it drops every other provider's blocks, whose
+// signatures it could not verify. Nothing but the provider that made it
+// should build or change one.
+type Reasoning struct {
+	// Provider names the API that produced the block: each provider
+	// package documents the name it writes, such as "anthropic".
+	Provider string `json:"provider"`
+	// ID is the provider's identifier of the block, where it has one.
+	ID string `json:"id,omitempty"`
+	// Signature is an opaque token that vouches for the reasoning text
+	// (Anthropic's thinking signature, Gemini's thought signature).
+	Signature string `json:"signature,omitempty"`
+	// Encrypted is reasoning the provider encrypted for itself: Anthropic's
+	// redacted thinking, the Responses API's encrypted content.
+	Encrypted string `json:"encrypted,omitempty"`
+	// Redacted reports that the provider withheld the reasoning text; it
+	// travels in Encrypted only.
+	Redacted bool `json:"redacted,omitempty"`
+	// Summary reports that the block's text is a summary of the reasoning,
+	// not the reasoning itself.
+	Summary bool `json:"summary,omitempty"`
+	// CallID ties the block to a tool call of the same message: the
+	// provider sends it back with that call, or just before it (Gemini
+	// attaches thought signatures to function calls; Anthropic's
+	// interleaved thinking precedes a tool_use). Empty means the block
+	// keeps its place among the message's content.
+	CallID string `json:"call_id,omitempty"`
+	// Extra is anything else the provider needs to send the block back,
+	// in its own JSON.
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+// ReasoningContent returns a reasoning block with the given visible text
+// (which may be empty) and provider data. Providers call it; agents only
+// carry what they get back.
+func ReasoningContent(text string, r Reasoning) Content {
+	return Content{Type: ContentReasoning, Text: text, Reasoning: &r}
 }
 
 // TextContent returns a text block.
@@ -93,6 +148,11 @@ type Usage struct {
 	// served from or written to a provider's prompt cache, where reported.
 	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens the model spent
+	// reasoning, where reported. Providers that report reasoning apart
+	// from the answer have it added into OutputTokens, so OutputTokens is
+	// always every token billed as output.
+	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 }
 
 // Add adds o to u.
@@ -101,6 +161,7 @@ func (u *Usage) Add(o Usage) {
 	u.OutputTokens += o.OutputTokens
 	u.CacheReadTokens += o.CacheReadTokens
 	u.CacheWriteTokens += o.CacheWriteTokens
+	u.ReasoningTokens += o.ReasoningTokens
 }
 
 // ToolCall is a model's request to run a tool. ID is echoed back verbatim
@@ -242,11 +303,14 @@ type Model interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
 
-// Chunk is one piece of a streamed turn. Text chunks arrive while the
-// model writes; the last chunk carries the assembled Response.
+// Chunk is one piece of a streamed turn. Text and reasoning chunks arrive
+// while the model writes; the last chunk carries the assembled Response.
 type Chunk struct {
 	// Text is a text delta.
 	Text string
+	// Reasoning is a delta of the model's visible (or summarized)
+	// reasoning text. The assembled Response holds it as reasoning blocks.
+	Reasoning string
 	// Response is set on the final chunk only: the whole turn, with tool
 	// call arguments fully reassembled.
 	Response *Response
@@ -254,7 +318,8 @@ type Chunk struct {
 
 // Streamer is an optional ability of a [Model]: it streams a turn. The loop
 // uses Stream instead of Generate when a model has it, reporting text
-// deltas as [EventModelDelta] events. The sequence must end with a chunk
+// deltas as [EventModelDelta] events and reasoning deltas as
+// [EventModelReasoningDelta] events. The sequence must end with a chunk
 // whose Response is set, or yield an error.
 type Streamer interface {
 	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]

@@ -39,8 +39,16 @@ func roundTripTranscript() []toolloop.Message {
 			{Type: toolloop.ContentResource, URI: "file:///bin/blob", MIMEType: "application/octet-stream", Data: []byte{0, 1, 2}},
 		}},
 		{
-			Role:    toolloop.RoleAssistant,
-			Content: []toolloop.Content{toolloop.TextContent("Let me look."), toolloop.TextContent(" Two blocks.")},
+			Role: toolloop.RoleAssistant,
+			Content: []toolloop.Content{
+				toolloop.ReasoningContent("The bug is in main.go; read it first.", toolloop.Reasoning{Provider: "anthropic", Signature: "EqQBCkgIARABGAIiQL+/sig=="}),
+				toolloop.ReasoningContent("", toolloop.Reasoning{Provider: "anthropic", Redacted: true, Encrypted: "EmwKAhgBEgy3va3pzix/LafPsn4a"}),
+				toolloop.TextContent("Let me look."), toolloop.TextContent(" Two blocks."),
+				toolloop.ReasoningContent("**Reading** the file", toolloop.Reasoning{
+					Provider: "gemini", ID: "rs_01", Summary: true, CallID: "call_ok", Signature: "CiQBVKhc7g==",
+					Extra: json.RawMessage(`{"summary":[{"type":"summary_text","text":"**Reading** the file"}]}`),
+				}),
+			},
 			ToolCalls: []toolloop.ToolCall{
 				{ID: "call_ok", Name: "read_file", Arguments: json.RawMessage(`{"path":"main.go","lines":[1,20],"q":"a<b"}`)},
 				{ID: "call_bad", Name: "write_file", Arguments: json.RawMessage(`{"path":"x.go","content":"unterminated`)},
@@ -50,7 +58,7 @@ func roundTripTranscript() []toolloop.Message {
 				{ID: "toolu_01A/b+c=:ü", Name: "github__create_issue", Arguments: json.RawMessage(`{"title":"t"}`)},
 			},
 			StopReason: toolloop.StopToolUse,
-			Usage:      &toolloop.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 1000, CacheWriteTokens: 150},
+			Usage:      &toolloop.Usage{InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 1000, CacheWriteTokens: 150, ReasoningTokens: 64},
 			Model:      "model-x-2025",
 		},
 		toolloop.ToolMessage(&toolloop.ToolResult{
@@ -149,6 +157,11 @@ func normContents(cs []toolloop.Content) []toolloop.Content {
 			cs[i].Data = nil
 		}
 		cs[i].JSON = normRaw(cs[i].JSON)
+		if r := cs[i].Reasoning; r != nil {
+			r2 := *r
+			r2.Extra = normRaw(r.Extra)
+			cs[i].Reasoning = &r2
+		}
 	}
 	return cs
 }
@@ -344,4 +357,18 @@ func FuzzTranscriptJSON(f *testing.F) {
 			t.Fatalf("malformed arguments %q came back as %q", data, got)
 		}
 	})
+}
+
+func TestUsageAdd(t *testing.T) {
+	u := toolloop.Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 5}
+	u.Add(toolloop.Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 40, ReasoningTokens: 50})
+	assert.Equal(t, toolloop.Usage{InputTokens: 11, OutputTokens: 22, CacheReadTokens: 33, CacheWriteTokens: 44, ReasoningTokens: 55}, u)
+}
+
+func TestReasoningIsNotText(t *testing.T) {
+	m := toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
+		toolloop.ReasoningContent("secret plan", toolloop.Reasoning{Provider: "p"}),
+		toolloop.TextContent("answer"),
+	}}
+	assert.Equal(t, "answer", m.Text())
 }

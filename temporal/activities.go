@@ -58,7 +58,8 @@ type callOutput struct {
 
 // model is the model activity: one turn, as AgentLoop.Run takes it. It
 // fetches the tool specs (the workflow never touches the registry), asks
-// the model, and reports model.request, model.delta and model.response
+// the model, and reports model.request, model.delta,
+// model.reasoning_delta and model.response
 // events to the loop's OnEvent.
 func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 	l := ag.Loop
@@ -70,9 +71,11 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 		req.Tools = l.Tools.Specs(ctx)
 	}
 	ag.emit(toolloop.Event{Type: toolloop.EventModelRequest, RunID: in.RunID, Turn: in.Turn})
-	resp, err := generate(ctx, l, req, func(text string) {
-		ag.emit(toolloop.Event{Type: toolloop.EventModelDelta, RunID: in.RunID, Turn: in.Turn, Text: text})
-		hb.partial(text)
+	resp, err := generate(ctx, l, req, func(typ toolloop.EventType, text string) {
+		ag.emit(toolloop.Event{Type: typ, RunID: in.RunID, Turn: in.Turn, Text: text})
+		if typ == toolloop.EventModelDelta {
+			hb.partial(text)
+		}
 		activity.RecordHeartbeat(ctx, hb.snapshot())
 	})
 	if err != nil {
@@ -114,7 +117,7 @@ func (p *modelPanic) Error() string { return fmt.Sprintf("model panicked: %v", p
 
 // generate asks the model for one turn, streaming if it can, as
 // AgentLoop.Run does.
-func generate(ctx context.Context, l *toolloop.AgentLoop, req *toolloop.Request, delta func(string)) (resp *toolloop.Response, err error) {
+func generate(ctx context.Context, l *toolloop.AgentLoop, req *toolloop.Request, delta func(toolloop.EventType, string)) (resp *toolloop.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp, err = nil, &modelPanic{p}
@@ -131,8 +134,11 @@ func generate(ctx context.Context, l *toolloop.AgentLoop, req *toolloop.Request,
 		if err != nil {
 			return nil, err
 		}
+		if ch.Reasoning != "" {
+			delta(toolloop.EventModelReasoningDelta, ch.Reasoning)
+		}
 		if ch.Text != "" {
-			delta(ch.Text)
+			delta(toolloop.EventModelDelta, ch.Text)
 		}
 		if ch.Response != nil {
 			resp = ch.Response

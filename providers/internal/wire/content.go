@@ -62,3 +62,11 @@ func orUnknown(s string) string {
 	}
 	return s
 }
+
+// OwnReasoning reports whether c is a reasoning block that provider made,
+// and so must be sent back to it in its place. Every other reasoning block
+// is dropped, never rendered as text: its signature means nothing to
+// another provider, and its text is the model's, not the user's.
+func OwnReasoning(c toolloop.Content, provider string) bool {
+	return c.Type == toolloop.ContentReasoning && c.Reasoning != nil && c.Reasoning.Provider == provider
+}

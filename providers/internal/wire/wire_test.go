@@ -98,3 +98,11 @@ func TestStatusKind(t *testing.T) {
 	assert.Equal(t, providers.ErrContextLength, StatusKind(http.StatusRequestEntityTooLarge))
 	assert.Nil(t, StatusKind(http.StatusBadRequest))
 }
+
+func TestOwnReasoning(t *testing.T) {
+	own := toolloop.ReasoningContent("x", toolloop.Reasoning{Provider: "anthropic", Signature: "s"})
+	assert.True(t, OwnReasoning(own, "anthropic"))
+	assert.False(t, OwnReasoning(own, "openai"))
+	assert.False(t, OwnReasoning(toolloop.TextContent("x"), "anthropic"))
+	assert.False(t, OwnReasoning(toolloop.Content{Type: toolloop.ContentReasoning}, "anthropic"), "a block without provider data is no one's")
+}
