@@ -44,6 +44,20 @@ type Config struct {
 	// Off by default, because not every OpenAI-compatible server accepts
 	// the field.
 	Strict bool
+	// ReasoningEffort, if set, tells a reasoning model how hard to think:
+	// "none", "minimal", "low", "medium", "high" or "xhigh", as the model
+	// accepts. Sent as reasoning_effort (Chat Completions) or
+	// reasoning.effort (Responses).
+	ReasoningEffort string
+	// ReasoningSummary, if set, asks the Responses API for a summary of
+	// the model's reasoning: "auto", "concise" or "detailed". It arrives
+	// as reasoning blocks and reasoning deltas. Chat Completions ignores it.
+	ReasoningSummary string
+	// Store lets the Responses API keep responses on OpenAI's side. Off
+	// by default: every request is stateless and carries the whole
+	// transcript, with the model's earlier reasoning as encrypted content.
+	// Chat Completions ignores it.
+	Store bool
 
 	// MaxRetries is how many times the SDK retries a request that failed
 	// with a connection error, 408, 409, 429 or 5xx, waiting as Retry-After
