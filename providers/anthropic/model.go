@@ -36,16 +36,36 @@ type Config struct {
 	// the SDK's default: ANTHROPIC_BASE_URL if set, else Anthropic's API.
 	BaseURL string
 
-	// MaxTokens bounds each turn's output; 0 means DefaultMaxTokens. (The
-	// SDK insists on streaming when it is large, so a loop, which streams,
-	// may raise it freely; Generate may not.)
+	// MaxTokens bounds each turn's output, thinking included; 0 means
+	// DefaultMaxTokens, plus Thinking.Budget when thinking has a budget.
+	// (The SDK insists on streaming when it is large, so a loop, which
+	// streams, may raise it freely; Generate may not.)
 	MaxTokens int64
-	// Temperature, if set, is the sampling temperature.
+	// Temperature, if set, is the sampling temperature. The API refuses
+	// it with thinking on.
 	Temperature *float64
+	// Thinking turns on extended or adaptive thinking; the zero value
+	// leaves it off.
+	Thinking Thinking
+	// Effort, if set, tells the model how much effort to spend (thinking
+	// included, under adaptive thinking): "low", "medium", "high",
+	// "xhigh" or "max", as the model accepts. Sent as output_config.effort.
+	Effort string
+	// PromptCache places prompt-cache breakpoints on the tools, the system
+	// prompt and the latest turns; the zero value places none.
+	PromptCache PromptCache
 	// CachePrompt asks the API to cache the prompt (a top-level
-	// cache_control), so that each turn of a loop reads the transcript so
-	// far from the cache instead of paying for it again. Cache writes cost
-	// more than plain input, and reads much less; Usage reports both.
+	// cache_control, which the API applies to the request's last block,
+	// and which counts as one of its four breakpoints), so that each turn
+	// of a loop reads the transcript so far from the cache instead of
+	// paying for it again. Cache writes cost more than plain input, and
+	// reads much less; Usage reports both.
+	//
+	// Deprecated: Use PromptCache, which says where the breakpoints go:
+	// PromptCache{Turns: 1} marks the last turn as CachePrompt does, and
+	// PromptCache{Tools: true, System: true, Turns: 2} keeps the tools and
+	// system prompt cached as the transcript changes. CachePrompt still
+	// works as before, and may be combined with it.
 	CachePrompt bool
 
 	// MaxRetries is how many times the SDK retries a request that failed
@@ -72,17 +92,24 @@ type Model struct {
 	cfg    Config
 	log    *slog.Logger
 	tools  wire.Cache[convertedTool]
+	// err, when set, is the error of every call: the config is invalid.
+	err error
 }
 
 // New returns a model configured by cfg. It does not contact the server;
 // missing credentials or a bad URL show up as the error of the first call.
+//
+// A config the API would refuse every request of (see [ErrConfig]) makes
+// every call fail with that error, before anything is sent.
 func New(cfg Config) *Model {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
+	explicit := cfg.MaxTokens > 0
+	if !explicit {
+		cfg.MaxTokens = DefaultMaxTokens + max(cfg.Thinking.Budget, 0)
 	}
+	cfgErr := check(&cfg, explicit)
 	var opts []option.RequestOption
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -96,8 +123,11 @@ func New(cfg Config) *Model {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
+	if cfg.Thinking.Interleaved {
+		opts = append(opts, option.WithHeaderAdd("anthropic-beta", interleavedBeta))
+	}
 	opts = append(opts, cfg.RequestOptions...)
-	return &Model{client: sdk.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger)}
+	return &Model{client: sdk.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger), err: cfgErr}
 }
 
 // Generate implements [toolloop.Model]: one Messages request.
@@ -114,8 +144,8 @@ func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.
 }
 
 // Stream implements [toolloop.Streamer]: one streamed Messages request. It
-// yields each text delta as it arrives, then a final chunk with the whole
-// turn. A stream that ends before message_stop yields an error wrapping
+// yields each text and thinking delta as it arrives, then a final chunk
+// with the whole turn. A stream that ends before message_stop yields an error wrapping
 // io.ErrUnexpectedEOF.
 func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
 	params, err := m.params(req)
@@ -142,6 +172,10 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 				switch ev.Delta.Type {
 				case "text_delta":
 					if ev.Delta.Text != "" && !yield(toolloop.Chunk{Text: ev.Delta.Text}, nil) {
+						return
+					}
+				case "thinking_delta":
+					if ev.Delta.Thinking != "" && !yield(toolloop.Chunk{Reasoning: ev.Delta.Thinking}, nil) {
 						return
 					}
 				case "input_json_delta":

@@ -15,6 +15,9 @@ import (
 // params maps a request to the SDK's request parameters.
 func (m *Model) params(req *toolloop.Request) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{Model: sdk.Model(m.cfg.Model), MaxTokens: m.cfg.MaxTokens}
+	if m.err != nil {
+		return p, m.err
+	}
 	if err := m.messages(&p, req.Messages); err != nil {
 		return p, err
 	}
@@ -28,9 +31,11 @@ func (m *Model) params(req *toolloop.Request) (sdk.MessageNewParams, error) {
 	if m.cfg.Temperature != nil {
 		p.Temperature = sdk.Float(*m.cfg.Temperature)
 	}
+	m.thinking(&p)
 	if m.cfg.CachePrompt {
 		p.CacheControl = sdk.NewCacheControlEphemeralParam()
 	}
+	m.breakpoints(&p)
 	return p, nil
 }
 
@@ -41,6 +46,9 @@ func (m *Model) messages(p *sdk.MessageNewParams, msgs []toolloop.Message) error
 		switch msg.Role {
 		case toolloop.RoleSystem:
 			for _, c := range msg.Content {
+				if c.Type == toolloop.ContentReasoning {
+					continue
+				}
 				if text := wire.AsText(c); text != "" {
 					p.System = append(p.System, sdk.TextBlockParam{Text: text})
 				}
@@ -75,9 +83,14 @@ func appendBlocks(msgs []sdk.MessageParam, role sdk.MessageParamRole, blocks []s
 	return append(msgs, sdk.MessageParam{Role: role, Content: blocks})
 }
 
+// userBlocks maps user content. Reasoning belongs to assistant turns; a
+// reasoning block elsewhere is dropped, never rendered as text.
 func userBlocks(cs []toolloop.Content) []sdk.ContentBlockParamUnion {
 	blocks := make([]sdk.ContentBlockParamUnion, 0, len(cs))
 	for _, c := range cs {
+		if c.Type == toolloop.ContentReasoning {
+			continue
+		}
 		if img := imageBlock(c); img != nil {
 			blocks = append(blocks, sdk.ContentBlockParamUnion{OfImage: img})
 		} else if text := wire.AsText(c); text != "" {
@@ -107,21 +120,72 @@ func imageBlock(c toolloop.Content) *sdk.ImageBlockParam {
 	return nil
 }
 
+// assistantBlocks maps an assistant message: its content in order, with
+// its own reasoning blocks as thinking and redacted_thinking blocks, and a
+// tool_use block per call. A reasoning block tied to a call (CallID) goes
+// just before that call's tool_use, after the calls before it, so that
+// interleaved thinking is sent back where the model wrote it; the other
+// calls follow the content. Other providers' reasoning is dropped.
 func (m *Model) assistantBlocks(msg *toolloop.Message) []sdk.ContentBlockParamUnion {
 	blocks := make([]sdk.ContentBlockParamUnion, 0, len(msg.Content)+len(msg.ToolCalls))
+	calls := msg.ToolCalls
+	next := 0                 // the first call not yet sent
+	pending := -1             // the call the last reasoning block sent precedes
+	flush := func(upTo int) { // sends the calls before upTo
+		for ; next < upTo; next++ {
+			blocks = append(blocks, m.toolUse(calls[next]))
+		}
+	}
 	for _, c := range msg.Content {
+		if c.Type == toolloop.ContentReasoning {
+			if !wire.OwnReasoning(c, providerName) {
+				continue
+			}
+			b, ok := reasoningBlock(c)
+			if !ok {
+				m.log.Debug("anthropic: left out a thinking block without a signature")
+				continue
+			}
+			if k := callIndex(calls, next, c.Reasoning.CallID); k >= 0 {
+				flush(k)
+				pending = k
+			}
+			blocks = append(blocks, b)
+			continue
+		}
+		if pending >= 0 {
+			flush(pending + 1)
+			pending = -1
+		}
 		if text := wire.AsText(c); text != "" {
 			blocks = append(blocks, sdk.NewTextBlock(text))
 		}
 	}
-	for _, tc := range msg.ToolCalls {
-		input, wrapped := toolInput(tc.Arguments)
-		if wrapped {
-			m.log.Debug("anthropic: sent tool call arguments that are not a JSON object wrapped", "id", tc.ID, "tool", tc.Name)
-		}
-		blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: tc.ID, Name: tc.Name, Input: input}})
-	}
+	flush(len(calls))
 	return blocks
+}
+
+// callIndex returns the index of the call with the given ID among
+// calls[from:], or -1.
+func callIndex(calls []toolloop.ToolCall, from int, id string) int {
+	if id == "" {
+		return -1
+	}
+	for k := from; k < len(calls); k++ {
+		if calls[k].ID == id {
+			return k
+		}
+	}
+	return -1
+}
+
+// toolUse maps a tool call to a tool_use block.
+func (m *Model) toolUse(tc toolloop.ToolCall) sdk.ContentBlockParamUnion {
+	input, wrapped := toolInput(tc.Arguments)
+	if wrapped {
+		m.log.Debug("anthropic: sent tool call arguments that are not a JSON object wrapped", "id", tc.ID, "tool", tc.Name)
+	}
+	return sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: tc.ID, Name: tc.Name, Input: input}}
 }
 
 // rawArgumentsKey holds arguments that are not a JSON object, as a string,
@@ -149,6 +213,9 @@ func toolResult(r *toolloop.ToolResult) sdk.ContentBlockParamUnion {
 		b.IsError = sdk.Bool(true)
 	}
 	for _, c := range r.Content {
+		if c.Type == toolloop.ContentReasoning {
+			continue
+		}
 		if img := imageBlock(c); img != nil {
 			b.Content = append(b.Content, sdk.ToolResultBlockParamContentUnion{OfImage: img})
 		} else if text := wire.AsText(c); text != "" {

@@ -15,9 +15,24 @@ const refusedText = "The model declined to answer (stop reason: refusal)."
 // response maps a message to our response. inputs, when not nil, holds
 // the streamed input of each tool_use block by index, reassembled from its
 // raw pieces.
+//
+// Thinking and redacted thinking become reasoning blocks, in order among
+// the text. A reasoning block that follows a tool_use (interleaved
+// thinking) is tied to the next tool_use with its CallID, so that it is
+// sent back between the two calls, where the model wrote it.
 func (m *Model) response(msg *sdk.Message, inputs map[int64]*wire.Fragments) *toolloop.Response {
 	out := toolloop.Message{Role: toolloop.RoleAssistant}
-	for i, b := range msg.Content {
+	afterCall := false
+	var untied []*toolloop.Reasoning // since the last tool_use
+	for i := range msg.Content {
+		b := &msg.Content[i]
+		if c, ok := reasoningContent(b); ok {
+			out.Content = append(out.Content, c)
+			if afterCall {
+				untied = append(untied, c.Reasoning)
+			}
+			continue
+		}
 		switch b.Type {
 		case "text":
 			if b.Text != "" {
@@ -31,6 +46,10 @@ func (m *Model) response(msg *sdk.Message, inputs map[int64]*wire.Fragments) *to
 				}
 			}
 			out.ToolCalls = append(out.ToolCalls, toolloop.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+			for _, r := range untied {
+				r.CallID = b.ID
+			}
+			untied, afterCall = untied[:0], true
 		default:
 			m.log.Debug("anthropic: left out a content block", "type", b.Type)
 		}
@@ -44,6 +63,7 @@ func (m *Model) response(msg *sdk.Message, inputs map[int64]*wire.Fragments) *to
 			OutputTokens:     u.OutputTokens,
 			CacheReadTokens:  u.CacheReadInputTokens,
 			CacheWriteTokens: u.CacheCreationInputTokens,
+			ReasoningTokens:  u.OutputTokensDetails.ThinkingTokens,
 		},
 		Model: string(msg.Model),
 	}
