@@ -11,7 +11,8 @@ func (m *Model) breakpoints(p *sdk.MessageNewParams) {
 	if c.breakpoints() == 0 {
 		return
 	}
-	cc := sdk.CacheControlEphemeralParam{TTL: sdk.CacheControlEphemeralTTL(c.TTL)}
+	cc := sdk.NewCacheControlEphemeralParam()
+	cc.TTL = sdk.CacheControlEphemeralTTL(c.TTL)
 	if n := len(p.Tools); c.Tools && n > 0 {
 		// The tool params are shared by every request (Model.tool caches
 		// them): mark a copy.

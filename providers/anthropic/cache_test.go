@@ -1,0 +1,157 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers/internal/replay"
+)
+
+// cacheRequest is a loop's third request: a system prompt of two blocks,
+// a question, two tool rounds (three user turns in the API's terms), and
+// two tools.
+func cacheRequest() *toolloop.Request {
+	result := func(id, text string) toolloop.Message {
+		return toolloop.ToolMessage(&toolloop.ToolResult{CallID: id, Name: "get_weather", Status: toolloop.StatusOK,
+			Content: []toolloop.Content{toolloop.TextContent(text)}})
+	}
+	call := func(id, city string) toolloop.Message {
+		return toolloop.Message{Role: toolloop.RoleAssistant, StopReason: toolloop.StopToolUse,
+			ToolCalls: []toolloop.ToolCall{{ID: id, Name: "get_weather", Arguments: json.RawMessage(`{"city":"` + city + `"}`)}}}
+	}
+	return &toolloop.Request{
+		Messages: []toolloop.Message{
+			{Role: toolloop.RoleSystem, Content: []toolloop.Content{
+				toolloop.TextContent("You are a weather assistant."), toolloop.TextContent("Answer in one sentence.")}},
+			toolloop.UserMessage("Compare Paris and Tokyo."),
+			call("toolu_1", "Paris"),
+			result("toolu_1", `{"temp_c":18}`),
+			call("toolu_2", "Tokyo"),
+			result("toolu_2", `{"temp_c":24}`),
+		},
+		Tools: []toolloop.ToolSpec{weatherTool, {Name: "to_fahrenheit", Description: "Convert Celsius to Fahrenheit.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)}},
+	}
+}
+
+func TestCacheBreakpoints(t *testing.T) {
+	tests := []struct {
+		golden string
+		cfg    Config
+		marks  int
+	}{
+		{"cache_none", Config{}, 0},
+		{"cache_tools_system", Config{PromptCache: PromptCache{Tools: true, System: true}}, 2},
+		{"cache_turns", Config{PromptCache: PromptCache{Turns: 2}}, 2},
+		{"cache_all_1h", Config{PromptCache: PromptCache{Tools: true, System: true, Turns: 2, TTL: "1h"}}, 4},
+		{"cache_more_turns_than_there_are", Config{PromptCache: PromptCache{Turns: 4}}, 3},
+		{"cache_prompt_and_turns", Config{CachePrompt: true, PromptCache: PromptCache{Turns: 3}}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			srv := serve(t, replay.Step{Golden: tt.golden, Response: "cached_usage.json"})
+			resp, err := modelFor(srv, tt.cfg).Generate(context.Background(), cacheRequest())
+			require.NoError(t, err)
+			assert.Equal(t, toolloop.Usage{InputTokens: 21 + 1500 + 3000, OutputTokens: 5, CacheReadTokens: 3000, CacheWriteTokens: 1500}, resp.Usage)
+			var body map[string]any
+			require.NoError(t, json.Unmarshal(srv.Bodies()[0], &body))
+			delete(body, "cache_control")
+			assert.Equal(t, tt.marks, countMarks(body), "block-level cache_control markers")
+		})
+	}
+}
+
+// countMarks counts the cache_control markers in a request body, less
+// the top-level one.
+func countMarks(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k == "cache_control" {
+				n++
+			}
+			n += countMarks(x)
+		}
+	case []any:
+		for _, x := range v {
+			n += countMarks(x)
+		}
+	}
+	return n
+}
+
+func TestTopLevelCacheControlNotCounted(t *testing.T) {
+	m := New(Config{APIKey: "unused", CachePrompt: true})
+	p, err := m.params(cacheRequest())
+	require.NoError(t, err)
+	var body map[string]any
+	require.NoError(t, json.Unmarshal([]byte(mustJSON(t, p)), &body))
+	assert.Equal(t, 1, countMarks(body))
+	delete(body, "cache_control")
+	assert.Equal(t, 0, countMarks(body))
+}
+
+func TestCacheBreakpointLimit(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"four", Config{PromptCache: PromptCache{Tools: true, System: true, Turns: 2}}, true},
+		{"four with CachePrompt", Config{CachePrompt: true, PromptCache: PromptCache{System: true, Turns: 2}}, true},
+		{"five", Config{PromptCache: PromptCache{Tools: true, System: true, Turns: 3}}, false},
+		{"five with CachePrompt", Config{CachePrompt: true, PromptCache: PromptCache{Tools: true, System: true, Turns: 2}}, false},
+		{"many turns", Config{PromptCache: PromptCache{Turns: 10}}, false},
+		{"negative turns", Config{PromptCache: PromptCache{Turns: -1}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var steps []replay.Step
+			if tt.ok {
+				steps = append(steps, replay.Step{Response: "plain.json"})
+			}
+			srv := serve(t, steps...)
+			_, err := modelFor(srv, tt.cfg).Generate(context.Background(), cacheRequest())
+			if tt.ok {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrConfig)
+			}
+			assert.Len(t, srv.Requests(), len(steps), "a config the API refuses sends nothing")
+		})
+	}
+}
+
+// TestCachedToolsUnmarked checks that marking the last tool leaves the
+// tool conversions the model caches across requests untouched.
+func TestCachedToolsUnmarked(t *testing.T) {
+	m := New(Config{APIKey: "unused", PromptCache: PromptCache{Tools: true}})
+	req := cacheRequest()
+	for range 2 {
+		p, err := m.params(req)
+		require.NoError(t, err)
+		require.Len(t, p.Tools, 2)
+		assert.Equal(t, 0, countMarks(mustDecode(t, mustJSON(t, p.Tools[0]))))
+		assert.Equal(t, 1, countMarks(mustDecode(t, mustJSON(t, p.Tools[1]))))
+	}
+	for _, spec := range req.Tools {
+		assert.Equal(t, 0, countMarks(mustDecode(t, mustJSON(t, m.tool(spec).param))), spec.Name)
+	}
+	other := New(Config{APIKey: "unused"})
+	p, err := other.params(req)
+	require.NoError(t, err)
+	assert.Equal(t, 0, countMarks(mustDecode(t, mustJSON(t, p))))
+}
+
+func mustDecode(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(s), &v))
+	return v
+}
