@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/toolloop/toolloop"
@@ -37,6 +38,58 @@ func benchRequest() *toolloop.Request {
 func BenchmarkParams(b *testing.B) {
 	m := New(Config{APIKey: "unused"})
 	req := benchRequest()
+	b.Run("map", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.params(req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("map+marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := m.params(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// benchThinkingRequest is benchRequest with extended thinking: each tool
+// round starts with a signed thinking block, and every other one has a
+// second, interleaved block tied to its call.
+func benchThinkingRequest() *toolloop.Request {
+	req := benchRequest()
+	sig := strings.Repeat("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds", 6)
+	for i := range req.Messages {
+		msg := &req.Messages[i]
+		if msg.Role != toolloop.RoleAssistant {
+			continue
+		}
+		thinking := []toolloop.Content{toolloop.ReasoningContent(
+			"The test fails on a zero divisor. Read the function, then guard b == 0 and return an error.",
+			toolloop.Reasoning{Provider: "anthropic", Signature: sig})}
+		msg.Content = append(thinking, msg.Content...)
+		if i%4 == 0 {
+			msg.Content = append(msg.Content, toolloop.ReasoningContent("", toolloop.Reasoning{Provider: "anthropic",
+				Encrypted: sig, Redacted: true, CallID: msg.ToolCalls[0].ID}))
+		}
+	}
+	return req
+}
+
+// BenchmarkParamsThinking measures mapping a 20-message transcript with
+// reasoning blocks, and with prompt-cache breakpoints, to the SDK's
+// request and to the JSON body the SDK sends.
+func BenchmarkParamsThinking(b *testing.B) {
+	m := New(Config{APIKey: "unused", Thinking: Thinking{Budget: 4096},
+		PromptCache: PromptCache{Tools: true, System: true, Turns: 2}})
+	req := benchThinkingRequest()
 	b.Run("map", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -13,8 +13,9 @@
 //     a type the API takes as a base64 source, URLs as a url source); JSON
 //     and resources as text; anything else as a short text note saying
 //     what was left out, so nothing vanishes silently.
-//   - Assistant messages: text blocks, then a tool_use block per call with
-//     its ID verbatim. The API takes a tool call's input only as a JSON
+//   - Assistant messages: text blocks and this package's reasoning blocks
+//     in order, then a tool_use block per call with its ID verbatim (see
+//     Thinking below). The API takes a tool call's input only as a JSON
 //     object, so empty or null arguments are sent as {}, and arguments that
 //     are not a JSON object (malformed JSON from the model, say) as
 //     {"raw_arguments": "<the arguments exactly as the model wrote them>"},
@@ -43,10 +44,12 @@
 //
 // # Streaming, retries and errors
 //
-// [Model.Stream] yields text deltas as they arrive and a final chunk with
-// the whole turn, built by the SDK's Message.Accumulate; tool inputs split
-// across input_json_delta events, even inside a character, are reassembled
-// exactly, and kept verbatim when they are not valid JSON. The SDK retries
+// [Model.Stream] yields text and thinking deltas as they arrive and a
+// final chunk with the whole turn, built by the SDK's Message.Accumulate
+// (which joins signature_delta events into the thinking's signature);
+// tool inputs split across input_json_delta events, even inside a
+// character, are reassembled exactly, and kept verbatim when they are not
+// valid JSON. The SDK retries
 // 408, 409, 429, 5xx and 529 (overloaded) answers with backoff, honouring
 // Retry-After (Config.MaxRetries). Errors the API returns after that are
 // *[providers.Error], matching [providers.ErrContextLength] ("prompt is too

@@ -110,7 +110,9 @@ func TestInterleavedThinkingSentBackInPlace(t *testing.T) {
 
 func TestAssistantBlockOrder(t *testing.T) {
 	m := New(Config{APIKey: "unused"})
-	sig := func(s string) toolloop.Content { return reasoning("thinking "+s, toolloop.Reasoning{Signature: "sig" + s}) }
+	sig := func(s string) toolloop.Content {
+		return reasoning("thinking "+s, toolloop.Reasoning{Signature: "sig" + s})
+	}
 	tied := func(s, call string) toolloop.Content {
 		return reasoning("thinking "+s, toolloop.Reasoning{Signature: "sig" + s, CallID: call})
 	}
