@@ -132,6 +132,8 @@ func TestAssistantBlockOrder(t *testing.T) {
 			[]string{"A", "B", "thinking 2", "thinking 3", "C"}},
 		{"unknown call keeps its place", []toolloop.Content{tied("2", "Z"), toolloop.TextContent("x")},
 			[]string{"thinking 2", "text", "A", "B", "C"}},
+		{"omitted text, signature kept", []toolloop.Content{reasoning("", toolloop.Reasoning{Signature: "s"})},
+			[]string{"", "A", "B", "C"}},
 		{"cut off without a signature", []toolloop.Content{reasoning("half a thou", toolloop.Reasoning{}), toolloop.TextContent("x")},
 			[]string{"text", "A", "B", "C"}},
 		{"another provider's", []toolloop.Content{
