@@ -104,6 +104,7 @@ func New(cfg Config) *Model {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
+	opts = append(opts, option.WithMiddleware(errorBodies))
 	opts = append(opts, cfg.RequestOptions...)
 	return &Model{client: oai.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger)}
 }
