@@ -125,7 +125,8 @@ func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.
 // Stream implements [toolloop.Streamer]: one streamed Chat Completions
 // request. It yields each text delta as it arrives, then a final chunk
 // with the whole turn. A stream that ends before the server says why the
-// turn finished yields an error wrapping io.ErrUnexpectedEOF.
+// turn finished yields an error wrapping io.ErrUnexpectedEOF, unless it
+// ended with data: [DONE]: then the turn ended normally.
 func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
 	params, err := m.params(req)
 	return func(yield func(toolloop.Chunk, error) bool) {
@@ -134,7 +135,8 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 			return
 		}
 		params.StreamOptions.IncludeUsage = oai.Bool(true)
-		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		var ended doneWatch
+		stream := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(ended.middleware))
 		defer stream.Close()
 		var acc oai.ChatCompletionAccumulator
 		args := map[int]*wire.Fragments{}
@@ -171,8 +173,11 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 			return
 		}
 		if !finished {
-			yield(toolloop.Chunk{}, fmt.Errorf("openai: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF))
-			return
+			if !ended.done {
+				yield(toolloop.Chunk{}, fmt.Errorf("openai: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF))
+				return
+			}
+			m.log.Debug("openai: the stream ended with [DONE] and no finish reason")
 		}
 		resp, err := m.response(&acc.ChatCompletion, args)
 		if err != nil {
