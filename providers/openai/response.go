@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	oai "github.com/openai/openai-go/v3"
 
@@ -42,17 +43,39 @@ func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments) (
 	resp := &toolloop.Response{
 		Message:    msg,
 		StopReason: m.stopReason(ch.FinishReason, len(msg.ToolCalls) > 0),
-		Usage: toolloop.Usage{
-			InputTokens:     cc.Usage.PromptTokens,
-			OutputTokens:    cc.Usage.CompletionTokens,
-			CacheReadTokens: cc.Usage.PromptTokensDetails.CachedTokens,
-		},
-		Model: cc.Model,
+		Usage:      usage(&cc.Usage),
+		Model:      cc.Model,
 	}
 	if refusal := ch.Message.Refusal; refusal != "" || ch.FinishReason == "content_filter" {
 		m.refuse(resp, refusal)
 	}
 	return resp, nil
+}
+
+// usage maps a completion's usage. Servers disagree on whether
+// completion_tokens holds the reasoning tokens: OpenAI's do
+// (total_tokens = prompt_tokens + completion_tokens), Gemini's
+// OpenAI-compatible endpoint and xAI's do not (total_tokens adds
+// reasoning_tokens). The totals tell which, and reasoning reported apart
+// is added into OutputTokens, so that it is every token billed as output.
+// DeepSeek reports cache hits as prompt_cache_hit_tokens.
+func usage(u *oai.CompletionUsage) toolloop.Usage {
+	out := toolloop.Usage{
+		InputTokens:      u.PromptTokens,
+		OutputTokens:     u.CompletionTokens,
+		CacheReadTokens:  u.PromptTokensDetails.CachedTokens,
+		CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+		ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
+	}
+	if r := out.ReasoningTokens; r > 0 && u.TotalTokens == u.PromptTokens+u.CompletionTokens+r {
+		out.OutputTokens += r
+	}
+	if out.CacheReadTokens == 0 {
+		if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
+			out.CacheReadTokens, _ = strconv.ParseInt(f.Raw(), 10, 64)
+		}
+	}
+	return out
 }
 
 // refuse turns resp into a refusal whose text says so. Tool calls of a
