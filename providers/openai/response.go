@@ -19,16 +19,21 @@ const (
 
 // response maps a chat completion to our response. args, when not nil,
 // holds the streamed arguments of each tool call by index, reassembled
-// from their raw pieces.
-func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments) (*toolloop.Response, error) {
+// from their raw pieces; x, when not nil, the streamed reasoning and
+// thought signatures (else they are read from the message).
+func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments, x *turnExtras) (*toolloop.Response, error) {
 	if len(cc.Choices) == 0 {
 		return nil, errors.New("openai: the response has no choices")
 	}
 	ch := &cc.Choices[0]
+	if x == nil {
+		x = messageExtras(&ch.Message)
+	}
 	msg := toolloop.Message{Role: toolloop.RoleAssistant}
 	if ch.Message.Content != "" {
 		msg.Content = []toolloop.Content{toolloop.TextContent(ch.Message.Content)}
 	}
+	var sigs map[string]string
 	for i, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			m.log.Debug("openai: ignored a tool call that is not a function call", "type", tc.Type, "id", tc.ID)
@@ -39,6 +44,12 @@ func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments) (
 			a = f.String()
 		}
 		msg.ToolCalls = append(msg.ToolCalls, toolloop.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(a)})
+		if sig := x.callSigs[i]; sig != "" {
+			if sigs == nil {
+				sigs = map[string]string{}
+			}
+			sigs[tc.ID] = sig
+		}
 	}
 	resp := &toolloop.Response{
 		Message:    msg,
@@ -48,6 +59,9 @@ func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments) (
 	}
 	if refusal := ch.Message.Refusal; refusal != "" || ch.FinishReason == "content_filter" {
 		m.refuse(resp, refusal)
+	}
+	if b := m.blocks(x, resp.Message.ToolCalls, sigs); len(b) > 0 {
+		resp.Message.Content = append(b, resp.Message.Content...)
 	}
 	return resp, nil
 }
