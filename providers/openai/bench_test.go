@@ -58,3 +58,57 @@ func BenchmarkParams(b *testing.B) {
 		}
 	})
 }
+
+// benchReasoningRequest is benchRequest with the reasoning of a DeepSeek
+// or Gemini session: each assistant turn has its reasoning text and a
+// thought signature on its call, and every other turn also carries another
+// provider's block, which is dropped.
+func benchReasoningRequest(m *Model) *toolloop.Request {
+	req := benchRequest()
+	extra := m.extra("")
+	for i := range req.Messages {
+		msg := &req.Messages[i]
+		if msg.Role != toolloop.RoleAssistant {
+			continue
+		}
+		blocks := []toolloop.Content{
+			toolloop.ReasoningContent("The file is read in pieces; the next piece holds Divide, where b may be zero.",
+				toolloop.Reasoning{Provider: chatReasoning, Extra: extra}),
+			toolloop.ReasoningContent("", toolloop.Reasoning{Provider: chatReasoning, Signature: "CiQB0e2Kb3vYq8Xw1mZ7cT2nR5wYpL9dHs4kF6jA0bN8eU1iQoMSWwHR7Ypm3V9s2lZk4cQ8xJ1nT5bW0aF7dG2hK6eL9rP3uS4vM8yB1zC5wN0tE7q",
+				CallID: msg.ToolCalls[0].ID, Extra: extra}),
+		}
+		if i%4 == 2 {
+			blocks = append(blocks, toolloop.ReasoningContent("Anthropic thinking", toolloop.Reasoning{Provider: "anthropic", Signature: "EqQBCkgIARABGAIiQL"}))
+		}
+		msg.Content = append(blocks, msg.Content...)
+	}
+	return req
+}
+
+// BenchmarkParamsReasoning measures mapping the 20-message transcript of
+// BenchmarkParams with reasoning blocks in every assistant turn, and to
+// the JSON body the SDK sends.
+func BenchmarkParamsReasoning(b *testing.B) {
+	m := New(Config{APIKey: "unused", BaseURL: "https://api.deepseek.com", Strict: true})
+	req := benchReasoningRequest(m)
+	b.Run("map", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.params(req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("map+marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := m.params(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

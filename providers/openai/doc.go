@@ -33,7 +33,31 @@
 // tool_calls is StopToolUse, length is StopLength, and content_filter or a
 // refusal is StopRefusal, with a text that says so; tool calls of a refused
 // turn are dropped. Arguments are kept verbatim, malformed or not: the loop
-// validates them. Usage maps prompt, completion and cached prompt tokens.
+// validates them. Usage maps prompt, completion, cached and cache-written
+// prompt tokens, and reasoning tokens. Servers disagree on whether
+// completion_tokens includes reasoning_tokens; the totals decide: where
+// total_tokens is prompt + completion + reasoning (Gemini's endpoint,
+// xAI), the reasoning is added into OutputTokens, and where it is prompt
+// + completion (OpenAI, DeepSeek) it is already there.
+//
+// # Reasoning
+//
+// Reasoning that servers send beyond OpenAI's types is kept as reasoning
+// blocks (Reasoning.Provider "openai.chat"), before the turn's text, and
+// sent back where it came from: reasoning_content (DeepSeek, vLLM, xAI;
+// or reasoning, as newer vLLM and OpenRouter name it) on the assistant
+// message, streamed as Chunk.Reasoning deltas; and Gemini's thought
+// signatures, from extra_content.google.thought_signature on a tool call
+// (a block with CallID set to the call's ID) or on the message. DeepSeek
+// rejects a tool-call turn without its reasoning_content, Gemini a
+// function call without its signature. Config.ReasoningEffort is sent as
+// reasoning_effort.
+//
+// One package talks to many servers, so a block goes back only to the
+// server that wrote it: each records the host and path of the model's
+// base URL (Config.BaseURL, else OPENAI_BASE_URL, else OpenAI's) in its
+// Extra, and a model with another base URL drops it. Every other
+// provider's reasoning block is dropped too, never sent as text.
 //
 // # Tools and strict mode
 //
@@ -52,11 +76,23 @@
 // [Model.Stream] yields text deltas as they arrive and a final chunk with
 // the whole turn, built by the SDK's ChatCompletionAccumulator; tool call
 // arguments split across chunks, even inside a character, are reassembled
-// exactly. Streamed requests ask for usage with stream_options; for a
+// exactly. A stream that ends with data: [DONE] but no finish reason, as
+// some servers send, ends the turn normally (tool_use if tool calls
+// arrived, else end); one that ends without [DONE] was cut off.
+// Streamed requests ask for usage with stream_options; for a
 // server that refuses the field, pass option.WithJSONDel("stream_options")
 // in Config.RequestOptions. The SDK retries 408, 409, 429 and 5xx answers with backoff,
 // honouring Retry-After (Config.MaxRetries). Errors the API returns after
 // that are *[providers.Error], matching [providers.ErrContextLength],
 // [providers.ErrRateLimit], [providers.ErrOverloaded] or
 // [providers.ErrAuth] with errors.Is, and unwrapping to *openai.Error.
+//
+// Error bodies in other envelopes (vLLM's older top-level {"object":
+// "error", ...}, Ollama's {"error": "..."}) are rewritten into OpenAI's
+// before the SDK reads them, so they keep their message and a context
+// overflow is recognised. A 429 that says the request alone is over the
+// rate limit ("Request too large ... Limit 30000, Requested 45000") is
+// not retried, since no wait makes it fit, and matches
+// [providers.ErrContextLength]: like an overflow, only a smaller request
+// can succeed.
 package openai

@@ -58,12 +58,18 @@ func mapError(err error) error {
 // classify sets e.Kind from its status and what the body says. OpenAI says
 // context_length_exceeded in the code; llama.cpp's server says
 // exceed_context_size_error in the type; vLLM and others send no code but
-// keep OpenAI's wording, "maximum context length".
+// keep OpenAI's wording, "maximum context length" (or vLLM's "maximum
+// model length"). A 429 for a request that alone is over the rate limit
+// is ErrContextLength too: like an overflow, only a smaller request can
+// succeed, so it was not retried (see errorBodies).
 func classify(e *providers.Error, code, typ string) error {
 	e.Kind = wire.StatusKind(e.StatusCode)
+	msg := strings.ToLower(e.Message)
 	switch {
 	case code == "context_length_exceeded", typ == "exceed_context_size_error",
-		e.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(e.Message), "maximum context length"):
+		e.StatusCode == http.StatusBadRequest && (strings.Contains(msg, "maximum context length") ||
+			strings.Contains(msg, "maximum model length")),
+		e.StatusCode == http.StatusTooManyRequests && overLimit(e.Message):
 		e.Kind = providers.ErrContextLength
 	case code == "rate_limit_exceeded":
 		e.Kind = providers.ErrRateLimit

@@ -50,6 +50,8 @@ func TestAPIErrors(t *testing.T) {
 	}{
 		{"context length", http.StatusBadRequest, "error_context_length.json", 0, providers.ErrContextLength, "context_length_exceeded", 1},
 		{"context length from vLLM", http.StatusBadRequest, "error_context_length_vllm.json", 0, providers.ErrContextLength, "BadRequestError", 1},
+		{"context length in vLLM's older envelope", http.StatusBadRequest, "error_context_length_vllm_legacy.json", 0, providers.ErrContextLength, "BadRequestError", 1},
+		{"request over the rate limit, not retried", http.StatusTooManyRequests, "error_429_too_large.json", 2, providers.ErrContextLength, "rate_limit_exceeded", 1},
 		{"rate limit after retries", http.StatusTooManyRequests, "error_429.json", 1, providers.ErrRateLimit, "rate_limit_exceeded", 2},
 		{"overloaded, no retries", http.StatusServiceUnavailable, "error_503.json", -1, providers.ErrOverloaded, "", 1},
 		{"bad key", http.StatusUnauthorized, "error_auth.json", 0, providers.ErrAuth, "invalid_api_key", 1},
@@ -99,4 +101,53 @@ func TestOtherErrorsPassThrough(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *providers.Error
 	assert.False(t, errors.As(err, &pe))
+}
+
+// TestRequestOverRateLimit checks that a 429 saying the request alone is
+// over the limit reaches the caller at once, streaming or not: the server
+// sees one request, whatever the retries allowed.
+func TestRequestOverRateLimit(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429_too_large.json",
+			Header: map[string]string{"Retry-After-Ms": "1"}})
+		m := modelFor(srv, Config{MaxRetries: 3})
+		var err error
+		if stream {
+			_, _, err = collect(m, weatherRequest())
+		} else {
+			_, err = m.Generate(context.Background(), weatherRequest())
+		}
+		require.ErrorIs(t, err, providers.ErrContextLength)
+		assert.NotErrorIs(t, err, providers.ErrRateLimit)
+		assert.Len(t, srv.Requests(), 1, "stream=%v", stream)
+	}
+}
+
+func TestOverLimit(t *testing.T) {
+	tests := map[string]bool{
+		"Request too large for gpt-4o in organization org-test on tokens per min (TPM): Limit 30000, Requested 45000.":             true,
+		"Rate limit reached for gpt-4.1 in organization org-test on tokens per min (TPM): Limit 30000, Used 29876, Requested 512.": false,
+		"Rate limit reached for o3 in organization org-test on tokens per min (TPM): Limit 30000, Used 100, Requested 31000.":      true,
+		"Rate limit reached for requests": false,
+		"":                                false,
+	}
+	for msg, want := range tests {
+		assert.Equal(t, want, overLimit(msg), msg)
+	}
+}
+
+// TestErrorInAnotherEnvelope checks that an error body the SDK cannot
+// decode on its own (Ollama's {"error": "..."}) still arrives as an API
+// error with its status and message.
+func TestErrorInAnotherEnvelope(t *testing.T) {
+	srv := serve(t, replay.Step{Status: http.StatusNotFound, Response: "error_ollama.json"})
+	_, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	var pe *providers.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, http.StatusNotFound, pe.StatusCode)
+	assert.Equal(t, `model "llama3.9" not found, try pulling it first`, pe.Message)
+	assert.Nil(t, pe.Kind)
+	var sdkErr *oai.Error
+	require.ErrorAs(t, err, &sdkErr)
+	assert.Equal(t, pe.Message, sdkErr.Message)
 }

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,6 +84,10 @@ type Model struct {
 	cfg    Config
 	log    *slog.Logger
 	tools  wire.Cache[convertedTool]
+	// server names the server, for the reasoning blocks it writes;
+	// serverExtra is their usual Extra.
+	server      string
+	serverExtra []byte
 }
 
 // New returns a model configured by cfg. It does not contact the server;
@@ -104,8 +109,11 @@ func New(cfg Config) *Model {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
+	opts = append(opts, option.WithMiddleware(errorBodies))
 	opts = append(opts, cfg.RequestOptions...)
-	return &Model{client: oai.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger)}
+	m := &Model{client: oai.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger), server: serverOf(cfg.BaseURL)}
+	m.serverExtra, _ = json.Marshal(chatExtra{Server: m.server})
+	return m
 }
 
 // Generate implements [toolloop.Model]: one Chat Completions request.
@@ -118,13 +126,14 @@ func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.
 	if err != nil {
 		return nil, mapError(err)
 	}
-	return m.response(cc, nil)
+	return m.response(cc, nil, nil)
 }
 
 // Stream implements [toolloop.Streamer]: one streamed Chat Completions
-// request. It yields each text delta as it arrives, then a final chunk
-// with the whole turn. A stream that ends before the server says why the
-// turn finished yields an error wrapping io.ErrUnexpectedEOF.
+// request. It yields each text and reasoning delta as it arrives, then a
+// final chunk with the whole turn. A stream that ends before the server
+// says why the turn finished yields an error wrapping io.ErrUnexpectedEOF,
+// unless it ended with data: [DONE]: then the turn ended normally.
 func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
 	params, err := m.params(req)
 	return func(yield func(toolloop.Chunk, error) bool) {
@@ -133,10 +142,12 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 			return
 		}
 		params.StreamOptions.IncludeUsage = oai.Bool(true)
-		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		var ended doneWatch
+		stream := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(ended.middleware))
 		defer stream.Close()
 		var acc oai.ChatCompletionAccumulator
 		args := map[int]*wire.Fragments{}
+		x := new(turnExtras)
 		finished := false
 		for stream.Next() {
 			chunk := stream.Current()
@@ -149,6 +160,7 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 					continue
 				}
 				finished = finished || ch.FinishReason != ""
+				x.addSignature(ch.Delta.JSON.ExtraFields, -1)
 				for _, tc := range ch.Delta.ToolCalls {
 					i := max(int(tc.Index), 0)
 					f := args[i]
@@ -157,6 +169,12 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 						args[i] = f
 					}
 					f.Add(tc.Function.JSON.Arguments.Raw(), tc.Function.Arguments)
+					x.addSignature(tc.JSON.ExtraFields, i)
+				}
+				if r := x.addReasoning(ch.Delta.JSON.ExtraFields); r != "" {
+					if !yield(toolloop.Chunk{Reasoning: r}, nil) {
+						return
+					}
 				}
 				if text := ch.Delta.Content + ch.Delta.Refusal; text != "" {
 					if !yield(toolloop.Chunk{Text: text}, nil) {
@@ -170,10 +188,13 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 			return
 		}
 		if !finished {
-			yield(toolloop.Chunk{}, fmt.Errorf("openai: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF))
-			return
+			if !ended.done {
+				yield(toolloop.Chunk{}, fmt.Errorf("openai: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF))
+				return
+			}
+			m.log.Debug("openai: the stream ended with [DONE] and no finish reason")
 		}
-		resp, err := m.response(&acc.ChatCompletion, args)
+		resp, err := m.response(&acc.ChatCompletion, args, x)
 		if err != nil {
 			yield(toolloop.Chunk{}, err)
 			return

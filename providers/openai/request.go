@@ -33,6 +33,9 @@ func (m *Model) params(req *toolloop.Request) (oai.ChatCompletionNewParams, erro
 	if m.cfg.Temperature != nil {
 		p.Temperature = oai.Float(*m.cfg.Temperature)
 	}
+	if m.cfg.ReasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(m.cfg.ReasoningEffort)
+	}
 	return p, nil
 }
 
@@ -47,7 +50,7 @@ func (m *Model) messages(msgs []toolloop.Message) ([]oai.ChatCompletionMessagePa
 		case toolloop.RoleUser:
 			out = append(out, userMessage(msg.Content))
 		case toolloop.RoleAssistant:
-			out = append(out, assistantMessage(msg))
+			out = append(out, m.assistantMessage(msg))
 		case toolloop.RoleTool:
 			// A turn's results go out together, followed by one user
 			// message with any images they hold.
@@ -73,13 +76,16 @@ func (m *Model) messages(msgs []toolloop.Message) ([]oai.ChatCompletionMessagePa
 }
 
 // plainText renders content as one string, for messages that take text
-// only.
+// only. Reasoning blocks are no text: they are dropped.
 func plainText(cs []toolloop.Content) string {
 	if len(cs) == 1 && cs[0].Type == toolloop.ContentText {
 		return cs[0].Text
 	}
 	var b strings.Builder
 	for _, c := range cs {
+		if c.Type == toolloop.ContentReasoning {
+			continue
+		}
 		if c.Type != toolloop.ContentText && b.Len() > 0 {
 			b.WriteByte('\n')
 		}
@@ -94,7 +100,9 @@ func userMessage(cs []toolloop.Content) oai.ChatCompletionMessageParamUnion {
 	}
 	parts := make([]oai.ChatCompletionContentPartUnionParam, 0, len(cs))
 	for _, c := range cs {
-		parts = append(parts, contentPart(c))
+		if c.Type != toolloop.ContentReasoning {
+			parts = append(parts, contentPart(c))
+		}
 	}
 	return oai.UserMessage(parts)
 }
@@ -137,7 +145,9 @@ func audioFormat(mime string) (string, bool) {
 	return "", false
 }
 
-func assistantMessage(msg *toolloop.Message) oai.ChatCompletionMessageParamUnion {
+// assistantMessage maps an assistant message, with the reasoning blocks
+// this model's server wrote sent back where they came from.
+func (m *Model) assistantMessage(msg *toolloop.Message) oai.ChatCompletionMessageParamUnion {
 	var a oai.ChatCompletionAssistantMessageParam
 	if text := plainText(msg.Content); text != "" || len(msg.ToolCalls) == 0 {
 		a.Content.OfString = oai.String(text)
@@ -154,6 +164,8 @@ func assistantMessage(msg *toolloop.Message) oai.ChatCompletionMessageParamUnion
 			},
 		})
 	}
+	r := m.reasoningOf(msg.Content)
+	r.set(&a)
 	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }
 
@@ -171,6 +183,9 @@ func toolResult(r *toolloop.ToolResult) (string, []oai.ChatCompletionContentPart
 	var b strings.Builder
 	var images []oai.ChatCompletionContentPartUnionParam
 	for _, c := range r.Content {
+		if c.Type == toolloop.ContentReasoning {
+			continue
+		}
 		if c.Type == toolloop.ContentImage {
 			if url, ok := imageURL(c); ok {
 				images = append(images, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: url}))

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	oai "github.com/openai/openai-go/v3"
 
@@ -18,16 +19,21 @@ const (
 
 // response maps a chat completion to our response. args, when not nil,
 // holds the streamed arguments of each tool call by index, reassembled
-// from their raw pieces.
-func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments) (*toolloop.Response, error) {
+// from their raw pieces; x, when not nil, the streamed reasoning and
+// thought signatures (else they are read from the message).
+func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments, x *turnExtras) (*toolloop.Response, error) {
 	if len(cc.Choices) == 0 {
 		return nil, errors.New("openai: the response has no choices")
 	}
 	ch := &cc.Choices[0]
+	if x == nil {
+		x = messageExtras(&ch.Message)
+	}
 	msg := toolloop.Message{Role: toolloop.RoleAssistant}
 	if ch.Message.Content != "" {
 		msg.Content = []toolloop.Content{toolloop.TextContent(ch.Message.Content)}
 	}
+	var sigs map[string]string
 	for i, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			m.log.Debug("openai: ignored a tool call that is not a function call", "type", tc.Type, "id", tc.ID)
@@ -38,21 +44,52 @@ func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments) (
 			a = f.String()
 		}
 		msg.ToolCalls = append(msg.ToolCalls, toolloop.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(a)})
+		if sig := x.callSigs[i]; sig != "" {
+			if sigs == nil {
+				sigs = map[string]string{}
+			}
+			sigs[tc.ID] = sig
+		}
 	}
 	resp := &toolloop.Response{
 		Message:    msg,
 		StopReason: m.stopReason(ch.FinishReason, len(msg.ToolCalls) > 0),
-		Usage: toolloop.Usage{
-			InputTokens:     cc.Usage.PromptTokens,
-			OutputTokens:    cc.Usage.CompletionTokens,
-			CacheReadTokens: cc.Usage.PromptTokensDetails.CachedTokens,
-		},
-		Model: cc.Model,
+		Usage:      usage(&cc.Usage),
+		Model:      cc.Model,
 	}
 	if refusal := ch.Message.Refusal; refusal != "" || ch.FinishReason == "content_filter" {
 		m.refuse(resp, refusal)
 	}
+	if b := m.blocks(x, resp.Message.ToolCalls, sigs); len(b) > 0 {
+		resp.Message.Content = append(b, resp.Message.Content...)
+	}
 	return resp, nil
+}
+
+// usage maps a completion's usage. Servers disagree on whether
+// completion_tokens holds the reasoning tokens: OpenAI's do
+// (total_tokens = prompt_tokens + completion_tokens), Gemini's
+// OpenAI-compatible endpoint and xAI's do not (total_tokens adds
+// reasoning_tokens). The totals tell which, and reasoning reported apart
+// is added into OutputTokens, so that it is every token billed as output.
+// DeepSeek reports cache hits as prompt_cache_hit_tokens.
+func usage(u *oai.CompletionUsage) toolloop.Usage {
+	out := toolloop.Usage{
+		InputTokens:      u.PromptTokens,
+		OutputTokens:     u.CompletionTokens,
+		CacheReadTokens:  u.PromptTokensDetails.CachedTokens,
+		CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+		ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
+	}
+	if r := out.ReasoningTokens; r > 0 && u.TotalTokens == u.PromptTokens+u.CompletionTokens+r {
+		out.OutputTokens += r
+	}
+	if out.CacheReadTokens == 0 {
+		if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {
+			out.CacheReadTokens, _ = strconv.ParseInt(f.Raw(), 10, 64)
+		}
+	}
+	return out
 }
 
 // refuse turns resp into a refusal whose text says so. Tool calls of a

@@ -87,6 +87,29 @@ func TestStreamCutOff(t *testing.T) {
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
+// TestStreamEndsWithDoneOnly checks that a stream ending with [DONE] and
+// no finish reason, as some servers send, ends the turn normally, however
+// the pieces are split.
+func TestStreamEndsWithDoneOnly(t *testing.T) {
+	for _, chunk := range []int{1, 7, 4096} {
+		srv := serve(t,
+			replay.Step{Response: "stream_done_text.sse", Chunk: chunk},
+			replay.Step{Response: "stream_done_tool.sse", Chunk: chunk},
+		)
+		m := modelFor(srv, Config{})
+		resp, deltas, err := collect(m, weatherRequest())
+		require.NoError(t, err)
+		assert.Equal(t, []string{"Paris is", " mild today."}, deltas)
+		assert.Equal(t, "Paris is mild today.", resp.Message.Text())
+		assert.Equal(t, toolloop.StopEnd, resp.StopReason)
+
+		resp, _, err = collect(m, weatherRequest())
+		require.NoError(t, err)
+		assert.Equal(t, toolloop.StopToolUse, resp.StopReason)
+		assert.Equal(t, []toolloop.ToolCall{{ID: "call_8f2b1c", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}, resp.Message.ToolCalls)
+	}
+}
+
 func TestStreamErrorEvent(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_error.sse"})
 	_, _, err := collect(modelFor(srv, Config{}), weatherRequest())
