@@ -253,9 +253,13 @@ type reasoningPart struct {
 // API would look its ID up, and fail.
 func (m *ResponsesModel) reasoningItem(c *toolloop.Content) (responses.ResponseInputItemUnionParam, bool) {
 	r := c.Reasoning
-	if r.ID == "" || !m.cfg.Store && r.Encrypted == "" {
+	switch {
+	case r.ID == "":
+		m.log.Debug("openai: dropped a reasoning block that cannot be sent back", "reason", "it has no ID")
+		return responses.ResponseInputItemUnionParam{}, false
+	case !m.cfg.Store && r.Encrypted == "":
 		m.log.Debug("openai: dropped a reasoning block that cannot be sent back",
-			"id", r.ID, "reason", "no encrypted content and store is off")
+			"id", r.ID, "reason", "no encrypted content, and store is off")
 		return responses.ResponseInputItemUnionParam{}, false
 	}
 	var extra reasoningExtra
