@@ -95,4 +95,54 @@
 // not retried, since no wait makes it fit, and matches
 // [providers.ErrContextLength]: like an overflow, only a smaller request
 // can succeed.
+//
+// # Responses API
+//
+// [NewResponses] returns a [ResponsesModel], the same kind of model backed
+// by OpenAI's Responses API (POST /responses), configured by the same
+// Config. Use it for OpenAI's reasoning models, whose reasoning survives
+// between turns only there:
+//
+//	model := openai.NewResponses(openai.Config{Model: "gpt-5", ReasoningEffort: "medium", ReasoningSummary: "auto"})
+//
+// Requests are stateless: store is false (unless Config.Store) and the
+// whole transcript is sent every turn, with include:
+// ["reasoning.encrypted_content"]. A model that cannot return encrypted
+// reasoning (OpenAI's non-reasoning models answer 400 about include) is
+// asked again without it, once; the model then stops asking. The
+// transcript maps to input items: the system messages a transcript starts
+// with become the instructions, later ones system messages in place; user
+// text and images as input_text and input_image; assistant text as
+// assistant messages; tool calls as function_call items with their call
+// IDs; results as function_call_output items, their text prefixed
+// "Error: " when they failed, images as input_image parts of the output.
+// Function tools are sent like those of Chat Completions, with strict
+// always said (the API's default is strict).
+//
+// Each reasoning item of an answer becomes a reasoning block: its summary
+// parts, joined by blank lines, as the text (Reasoning.Summary set); its
+// ID, encrypted content, and summary and content parts as received (in
+// Reasoning.Extra, {"summary": [...], "content": [...]}); and, when a
+// function call came right after it, that call's ID in Reasoning.CallID.
+// On the next turn the block goes back verbatim as a reasoning input item,
+// in its place: just before its function call, or among the message's
+// text in content order. Without Config.Store, a block with no encrypted
+// content cannot be sent back (the API would look its ID up, and fail),
+// and is dropped; with Store it goes back by ID with its summary.
+// Reasoning blocks of every other provider are dropped.
+//
+// Streams yield output text and refusal deltas as Chunk.Text and
+// reasoning summary deltas as Chunk.Reasoning (parts separated by a blank
+// line, as in the block). The last chunk's Response is built from the
+// terminal event's response, with the encrypted content of the finished
+// items; function call arguments are those of the finished call, or their
+// deltas reassembled from servers that leave them out. A completed
+// response is StopEnd, or StopToolUse with function calls; an incomplete
+// one is StopLength (max_output_tokens; a function call cut off is
+// dropped) or StopRefusal (content_filter, worded as for Chat
+// Completions), and so is a refusal. A failed response, an error event or
+// an error status is a *[providers.Error] with the same kinds as Chat
+// Completions. Usage maps input and output tokens (which include the
+// reasoning tokens), cached and cache-written input tokens and reasoning
+// tokens.
 package openai

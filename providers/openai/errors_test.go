@@ -121,6 +121,20 @@ func TestRequestOverRateLimit(t *testing.T) {
 		assert.NotErrorIs(t, err, providers.ErrRateLimit)
 		assert.Len(t, srv.Requests(), 1, "stream=%v", stream)
 	}
+	// The Responses API's model shares the client, and so the rule.
+	for _, stream := range []bool{false, true} {
+		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429_too_large.json",
+			Header: map[string]string{"Retry-After-Ms": "1"}})
+		m := responsesFor(srv, Config{MaxRetries: 3})
+		var err error
+		if stream {
+			_, _, err = collectResponses(m, weatherRequest())
+		} else {
+			_, err = m.Generate(context.Background(), weatherRequest())
+		}
+		require.ErrorIs(t, err, providers.ErrContextLength, "responses, stream=%v", stream)
+		assert.Len(t, srv.Requests(), 1, "responses, stream=%v", stream)
+	}
 }
 
 func TestOverLimit(t *testing.T) {

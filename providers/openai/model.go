@@ -96,6 +96,15 @@ func New(cfg Config) *Model {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
+	m := &Model{client: newClient(cfg), cfg: cfg, log: wire.Logger(cfg.Logger), server: serverOf(cfg.BaseURL)}
+	m.serverExtra, _ = json.Marshal(chatExtra{Server: m.server})
+	return m
+}
+
+// newClient returns the SDK client both APIs' models use: the key, base
+// URL, retries and HTTP client of cfg, the errorBodies middleware, then
+// the caller's own options.
+func newClient(cfg Config) oai.Client {
 	var opts []option.RequestOption
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -111,9 +120,7 @@ func New(cfg Config) *Model {
 	}
 	opts = append(opts, option.WithMiddleware(errorBodies))
 	opts = append(opts, cfg.RequestOptions...)
-	m := &Model{client: oai.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger), server: serverOf(cfg.BaseURL)}
-	m.serverExtra, _ = json.Marshal(chatExtra{Server: m.server})
-	return m
+	return oai.NewClient(opts...)
 }
 
 // Generate implements [toolloop.Model]: one Chat Completions request.
