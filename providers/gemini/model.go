@@ -173,29 +173,22 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 			return
 		}
 		t := m.newTurn(true)
-		stopped := false
-		emit := func(ch toolloop.Chunk) bool {
-			if !yield(ch, nil) {
-				stopped = true
-				return false
-			}
-			return true
-		}
+		emit := func(ch toolloop.Chunk) bool { return yield(ch, nil) }
 		for resp, err := range m.client.Models.GenerateContentStream(ctx, m.cfg.Model, contents, config) {
 			if err != nil {
 				yield(toolloop.Chunk{}, mapError(err))
 				return
 			}
-			if !t.add(resp, emit) || stopped {
+			if !t.add(resp, emit) {
 				return
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			yield(toolloop.Chunk{}, err)
-			return
-		}
 		if !t.finished() {
-			yield(toolloop.Chunk{}, fmt.Errorf("gemini: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF))
+			err := ctx.Err()
+			if err == nil {
+				err = fmt.Errorf("gemini: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF)
+			}
+			yield(toolloop.Chunk{}, err)
 			return
 		}
 		yield(toolloop.Chunk{Response: t.response()}, nil)
