@@ -1,0 +1,110 @@
+// Package gemini is a [toolloop.Model] for Google's Gemini API. It uses
+// the official SDK, google.golang.org/genai, for transport, retries and
+// types; this package is the mapping.
+//
+//	model := gemini.New(gemini.Config{Model: "gemini-2.5-flash"}) // key from GEMINI_API_KEY
+//	loop := &toolloop.AgentLoop{Model: model, Tools: reg}
+//
+// Vertex AI takes the same requests: set Config.Backend to
+// genai.BackendVertexAI (or GOOGLE_GENAI_USE_VERTEXAI=true), with the
+// project and location in GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION.
+//
+// # Transcript mapping
+//
+//   - System messages, wherever they stand, become the system instruction,
+//     in order: the API has no system role in contents.
+//   - User content: text as text parts; PNG, JPEG, WebP, HEIC and HEIF
+//     images, audio and PDF resources as inline data (bytes) or file data
+//     (a URI, with its MIME type); JSON and resources as text; anything
+//     else as a short text note saying what was left out.
+//   - Assistant messages become model contents: their content in order,
+//     then a functionCall part per tool call. The API takes arguments only
+//     as a JSON object, so empty arguments are sent as none and arguments
+//     that are not a JSON object as {"raw_arguments": "<the arguments as
+//     the model wrote them>"}.
+//   - Tool results become functionResponse parts with the call's name and
+//     ID, all the results of a turn in one user content as the API
+//     requires: {"output": ...} for a result, {"error": ...} for a failed
+//     one, holding the value of a result that is one JSON block and the
+//     text of anything else. Images of a result follow as inline data,
+//     each after a text part naming its call.
+//   - Consecutive contents of the same role are merged, and messages left
+//     with no parts are left out: the API refuses empty contents.
+//
+// The SDK carries arguments and responses as decoded JSON (map[string]any):
+// keys come back sorted and numbers as float64, so integers beyond 2^53
+// lose precision on the way.
+//
+// Gemini often sends function calls without an ID. Such a call gets an
+// ID made of "gemini-call-", the response's ID and its position, so that
+// results can answer it; that ID is never sent back, and its result is
+// matched by name and position, as the API expects.
+//
+// # Thinking and thought signatures
+//
+// Config.ThinkingBudget (Gemini 2.5) or Config.ThinkingLevel (Gemini 3)
+// set how hard the model thinks, and Config.IncludeThoughts asks for
+// summaries of its thoughts. Gemini 2.5 and 3 sign their reasoning with
+// thought signatures, opaque bytes on the parts of an answer that must
+// come back on the same parts in the next request (Gemini 3 refuses a
+// function-calling turn whose signatures are missing). This package keeps
+// them as reasoning blocks whose Provider is "gemini" and whose Signature
+// is the base64 of the bytes:
+//
+//   - a thought summary (a part with thought: true) is a reasoning block
+//     with its text, Summary set and the part's signature, if any;
+//   - the signature of a function call is a reasoning block with no text
+//     whose CallID names the call; it goes back on that call's part;
+//   - the signature of a text part is a reasoning block with no text right
+//     after the text block; it goes back on that text part (or, when no
+//     text precedes it, on a part of its own).
+//
+// Reasoning blocks are never part of the message's text. Every other
+// provider's reasoning blocks are dropped: never sent, never rendered as
+// text. When streaming, consecutive text (or thought) pieces are joined
+// into one block, closed by the piece that brings a signature: the
+// signature of the last, often empty, piece of a streamed answer goes back
+// on the whole text.
+//
+// # Stop reasons and usage
+//
+// STOP is [toolloop.StopEnd], or StopToolUse when the turn has function
+// calls; MAX_TOKENS is StopLength. SAFETY, RECITATION, PROHIBITED_CONTENT,
+// BLOCKLIST, SPII, LANGUAGE and the image filters are StopRefusal, as is a
+// prompt blocked by promptFeedback.blockReason; a refusal's text says so,
+// with the API's message when it sent one, and its function calls are
+// dropped. MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL and
+// TOO_MANY_TOOL_CALLS are the model's mistakes, not the caller's, and no
+// HTTP error: they are a Response with StopError and no tool calls, whose
+// text says what went wrong (with the finishMessage quoting the bad call,
+// which the SDK passes on from Vertex AI only), so the run ends and the
+// caller may ask again.
+//
+// Usage: InputTokens is promptTokenCount plus toolUsePromptTokenCount;
+// OutputTokens is candidatesTokenCount plus thoughtsTokenCount, which the
+// API reports apart, and ReasoningTokens is thoughtsTokenCount;
+// CacheReadTokens is cachedContentTokenCount. Input and output add up to
+// totalTokenCount.
+//
+// # Tools
+//
+// Each tool is a function declaration whose parametersJsonSchema is its
+// input schema (JSON Schema, not the OpenAPI subset of parameters), less
+// the keywords the API refuses at the root and the keywords it does not
+// take anywhere (such as $schema, allOf, not, patternProperties), and
+// with const sent as a one-value enum; the changes are logged at debug
+// level. The loop still validates the arguments against the full schema.
+//
+// # Streaming, retries and errors
+//
+// [Model.Stream] yields text deltas (Chunk.Text) and thought deltas
+// (Chunk.Reasoning) as they arrive, and a final chunk with the whole turn;
+// function calls arrive whole. The SDK retries connection errors, 408,
+// 429 and 5xx answers with exponential backoff (Config.MaxRetries; it does
+// not read Retry-After). Errors the API returns after that are
+// *[providers.Error] with Provider "gemini", matching
+// [providers.ErrContextLength], [providers.ErrRateLimit],
+// [providers.ErrOverloaded] or [providers.ErrAuth] with errors.Is, and
+// unwrapping to genai.APIError. The SDK itself may log to the standard
+// logger when a stream breaks off.
+package gemini

@@ -1,0 +1,84 @@
+package gemini
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/wire"
+)
+
+// mapError turns an error response of the API into a *providers.Error.
+// Other errors (the context's, the network's) are returned as they are.
+func mapError(err error) error {
+	var ae genai.APIError
+	if !errors.As(err, &ae) {
+		var pae *genai.APIError
+		if !errors.As(err, &pae) || pae == nil {
+			return err
+		}
+		ae = *pae
+	}
+	e := &providers.Error{
+		Provider:   ProviderName,
+		StatusCode: ae.Code,
+		Type:       ae.Status,
+		Message:    ae.Message,
+		Err:        err,
+	}
+	if e.StatusCode == 0 {
+		e.StatusCode = http.StatusOK
+	}
+	e.Kind = kind(e, reasons(ae.Details))
+	return e
+}
+
+// kind returns the sentinel for an error: by its status code and its
+// google.rpc status (RESOURCE_EXHAUSTED, UNAVAILABLE, UNAUTHENTICATED,
+// PERMISSION_DENIED), and by the reason of its ErrorInfo detail for a key
+// the API rejects with 400 (API_KEY_INVALID and the like).
+//
+// Two kinds come with nothing but a message, so the message decides: a
+// prompt too long for the model is a 400 INVALID_ARGUMENT saying "The
+// input token count (N) exceeds the maximum number of tokens allowed
+// (M)", and an overload is sometimes a 500 INTERNAL saying the model is
+// overloaded.
+func kind(e *providers.Error, reasons []string) error {
+	msg := strings.ToLower(e.Message)
+	switch {
+	case e.StatusCode == http.StatusBadRequest && strings.Contains(msg, "exceeds the maximum number of tokens"):
+		return providers.ErrContextLength
+	case e.Type == "RESOURCE_EXHAUSTED":
+		return providers.ErrRateLimit
+	case e.Type == "UNAVAILABLE",
+		e.StatusCode == http.StatusInternalServerError && strings.Contains(msg, "overloaded"):
+		return providers.ErrOverloaded
+	case e.Type == "UNAUTHENTICATED", e.Type == "PERMISSION_DENIED":
+		return providers.ErrAuth
+	}
+	for _, r := range reasons {
+		switch r {
+		case "API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED", "API_KEY_HTTP_REFERRER_BLOCKED",
+			"API_KEY_IP_ADDRESS_BLOCKED", "API_KEY_ANDROID_APP_BLOCKED", "API_KEY_IOS_APP_BLOCKED", "ACCESS_TOKEN_EXPIRED":
+			return providers.ErrAuth
+		}
+	}
+	return wire.StatusKind(e.StatusCode)
+}
+
+// reasons returns the reasons of an error's google.rpc.ErrorInfo details.
+func reasons(details []map[string]any) []string {
+	var out []string
+	for _, d := range details {
+		if t, _ := d["@type"].(string); t != "type.googleapis.com/google.rpc.ErrorInfo" {
+			continue
+		}
+		if r, _ := d["reason"].(string); r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package gemini
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+
+	"google.golang.org/genai"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/providers/internal/wire"
+)
+
+// DefaultModel is the model used when Config.Model is empty.
+const DefaultModel = "gemini-2.5-flash"
+
+// ProviderName is the name this package writes in Reasoning.Provider, and
+// in providers.Error.Provider.
+const ProviderName = "gemini"
+
+// defaultRetries is how many times a failed request is retried when
+// Config.MaxRetries is 0, as the other providers' SDKs do by default.
+const defaultRetries = 2
+
+// Config configures a [Model]. The zero value talks to the Gemini API with
+// DefaultModel, the key in GEMINI_API_KEY (or GOOGLE_API_KEY), the model's
+// own thinking defaults and two retries.
+type Config struct {
+	// Model names the model, such as "gemini-2.5-pro" or
+	// "gemini-3-pro-preview"; empty means DefaultModel.
+	Model string
+	// APIKey authenticates the requests; empty means the SDK's default,
+	// the GEMINI_API_KEY or GOOGLE_API_KEY environment variable.
+	APIKey string
+	// BaseURL is the API's base URL, for a proxy or gateway; empty means
+	// the SDK's default: GOOGLE_GEMINI_BASE_URL if set, else
+	// https://generativelanguage.googleapis.com/.
+	BaseURL string
+	// Backend chooses the API: the zero value lets the SDK decide, which
+	// is the Gemini API unless GOOGLE_GENAI_USE_VERTEXAI is set. With
+	// genai.BackendVertexAI the project and location come from
+	// GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and the credentials
+	// from Application Default Credentials; the mapping is the same.
+	Backend genai.Backend
+
+	// MaxTokens bounds each turn's output (maxOutputTokens), thinking
+	// included; 0 leaves it to the model.
+	MaxTokens int64
+	// Temperature, if set, is the sampling temperature.
+	Temperature *float64
+	// ThinkingBudget, if set, is the number of tokens the model may spend
+	// thinking (Gemini 2.5): 0 turns thinking off where the model allows
+	// it, -1 lets the model decide. Nil leaves it to the model.
+	ThinkingBudget *int64
+	// ThinkingLevel, if set, tells a Gemini 3 model how hard to think:
+	// "minimal", "low", "medium" or "high", as the model accepts. The API
+	// refuses a request that sets both ThinkingLevel and ThinkingBudget.
+	ThinkingLevel string
+	// IncludeThoughts asks for summaries of the model's thoughts. They
+	// arrive as reasoning deltas and as reasoning blocks with Summary set.
+	IncludeThoughts bool
+
+	// MaxRetries is how many times the SDK retries a request that failed
+	// with a connection error, 408, 429, 500, 502, 503 or 504, backing off
+	// exponentially from one second (the SDK does not read Retry-After).
+	// 0 means two retries; negative means none. HTTPOptions.RetryOptions
+	// sets the delays and status codes.
+	MaxRetries int
+	// HTTPClient, if set, sends the requests. For Vertex AI it must add
+	// the credentials itself.
+	HTTPClient *http.Client
+	// Logger, if set, receives debug logs: schema keywords dropped,
+	// arguments sent wrapped, reasoning left out, unknown finish reasons.
+	Logger *slog.Logger
+	// HTTPOptions are the SDK's HTTP options, for what Config does not
+	// cover: headers, the API version, a timeout, retry delays, extra
+	// fields in every request body. BaseURL and MaxRetries above, when
+	// set, take precedence over the same settings here.
+	HTTPOptions genai.HTTPOptions
+	// EditRequest, if set, is called with the SDK's configuration of each
+	// request once the transcript and tools are mapped, to set what
+	// Config does not cover, such as safety settings or a cached content.
+	EditRequest RequestFunc
+}
+
+// RequestFunc edits the configuration of one request. It runs on every
+// turn, possibly concurrently, and must not keep cfg.
+type RequestFunc func(cfg *genai.GenerateContentConfig)
+
+// Model is a [toolloop.Model] and [toolloop.Streamer] backed by the Gemini
+// API's generateContent and streamGenerateContent methods. It is safe for
+// concurrent use. To make the loop call Generate instead of Stream, wrap
+// it: toolloop.ModelFunc(m.Generate).
+type Model struct {
+	client *genai.Client
+	err    error // from creating the client, returned by every call
+	cfg    Config
+	log    *slog.Logger
+	tools  wire.Cache[convertedTool]
+}
+
+// New returns a model configured by cfg. It does not contact the server;
+// a missing key or a bad configuration shows up as the error of the first
+// call.
+func New(cfg Config) *Model {
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	opts := cfg.HTTPOptions
+	if cfg.BaseURL != "" {
+		opts.BaseURL = cfg.BaseURL
+	}
+	retry := genai.HTTPRetryOptions{}
+	if opts.RetryOptions != nil {
+		retry = *opts.RetryOptions
+	}
+	switch {
+	case cfg.MaxRetries > 0:
+		retry.Attempts = genai.Ptr(int32(min(cfg.MaxRetries, 100) + 1))
+	case cfg.MaxRetries < 0:
+		retry.Attempts = genai.Ptr[int32](1)
+	case retry.Attempts == nil:
+		retry.Attempts = genai.Ptr[int32](defaultRetries + 1)
+	}
+	opts.RetryOptions = &retry
+	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey:      cfg.APIKey,
+		Backend:     cfg.Backend,
+		HTTPClient:  cfg.HTTPClient,
+		HTTPOptions: opts,
+	})
+	if err != nil {
+		err = fmt.Errorf("gemini: %w", err)
+	}
+	return &Model{client: client, err: err, cfg: cfg, log: wire.Logger(cfg.Logger)}
+}
+
+// Generate implements [toolloop.Model]: one generateContent request.
+func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.Response, error) {
+	if m.err != nil {
+		return nil, m.err
+	}
+	contents, config, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.client.Models.GenerateContent(ctx, m.cfg.Model, contents, config)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	t := m.newTurn(false)
+	t.add(resp, nil)
+	return t.response(), nil
+}
+
+// Stream implements [toolloop.Streamer]: one streamGenerateContent
+// request. It yields text and thought deltas as they arrive, then a final
+// chunk with the whole turn. A stream that ends before the API says why
+// the turn finished yields an error wrapping io.ErrUnexpectedEOF.
+func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
+	err := m.err
+	var contents []*genai.Content
+	var config *genai.GenerateContentConfig
+	if err == nil {
+		contents, config, err = m.params(req)
+	}
+	return func(yield func(toolloop.Chunk, error) bool) {
+		if err != nil {
+			yield(toolloop.Chunk{}, err)
+			return
+		}
+		t := m.newTurn(true)
+		emit := func(ch toolloop.Chunk) bool { return yield(ch, nil) }
+		for resp, err := range m.client.Models.GenerateContentStream(ctx, m.cfg.Model, contents, config) {
+			if err != nil {
+				yield(toolloop.Chunk{}, mapError(err))
+				return
+			}
+			if !t.add(resp, emit) {
+				return
+			}
+		}
+		if !t.finished() {
+			err := ctx.Err()
+			if err == nil {
+				err = fmt.Errorf("gemini: the stream ended before the turn finished: %w", io.ErrUnexpectedEOF)
+			}
+			yield(toolloop.Chunk{}, err)
+			return
+		}
+		yield(toolloop.Chunk{Response: t.response()}, nil)
+	}
+}
