@@ -276,3 +276,36 @@ func TestEvents(t *testing.T) {
 	}
 	assert.Equal(t, 2, n, "iteration goes on past a corrupt line")
 }
+
+// TestReplayKeepsReasoning checks that a turn's reasoning blocks come back
+// from the log exactly, signatures and provider data included, so that a
+// resumed run sends the provider what it requires.
+func TestReplayKeepsReasoning(t *testing.T) {
+	think := toolloop.ReasoningContent("Echo it first.", toolloop.Reasoning{
+		Provider: "anthropic", Signature: "EqQBCkgIARAB", CallID: "call_1",
+		Extra: json.RawMessage(`{"kept":[1,"x"]}`),
+	})
+	redacted := toolloop.ReasoningContent("", toolloop.Reasoning{Provider: "anthropic", Redacted: true, Encrypted: "EmwKAhgB"})
+	turn := looptest.Calls(looptest.Call("call_1", "echo", `{"text":"a"}`))
+	turn.Message.Content = append([]toolloop.Content{think, redacted}, turn.Message.Content...)
+	turn.Usage = toolloop.Usage{InputTokens: 10, OutputTokens: 40, ReasoningTokens: 32}
+	model := looptest.NewModel(t, looptest.Turn{Reply: turn}, looptest.Turn{Reply: looptest.Text("done")})
+
+	var buf bytes.Buffer
+	w := eventlog.NewWriter(&buf, eventlog.Options{})
+	loop := &toolloop.AgentLoop{Model: model, Tools: registry(new(counter)), OnEvent: w.Record}
+	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	rp, err := eventlog.Read(&buf)
+	require.NoError(t, err)
+	looptest.AssertTranscript(t, res.Messages, rp.Transcript())
+	got := rp.Transcript()[1]
+	require.Len(t, got.Content, 2)
+	assert.Equal(t, think.Reasoning, got.Content[0].Reasoning)
+	assert.Equal(t, "Echo it first.", got.Content[0].Text)
+	assert.Equal(t, redacted.Reasoning, got.Content[1].Reasoning)
+	assert.Equal(t, int64(32), rp.Usage.ReasoningTokens)
+	assert.Equal(t, "done", res.FinalText)
+}
