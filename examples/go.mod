@@ -10,10 +10,25 @@ require (
 	github.com/toolloop/toolloop/mcp v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/plugin v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/anthropic v0.0.0-00010101000000-000000000000
+	github.com/toolloop/toolloop/providers/gemini v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/openai v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/temporal v0.0.0-00010101000000-000000000000
 	go.temporal.io/sdk v1.50.0
 	go.uber.org/goleak v1.3.0
+)
+
+require (
+	cloud.google.com/go v0.116.0 // indirect
+	cloud.google.com/go/auth v0.18.2 // indirect
+	cloud.google.com/go/compute/metadata v0.9.0 // indirect
+	github.com/felixge/httpsnoop v1.0.4 // indirect
+	github.com/google/s2a-go v0.1.9 // indirect
+	github.com/googleapis/enterprise-certificate-proxy v0.3.11 // indirect
+	github.com/googleapis/gax-go/v2 v2.17.0 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
+	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.61.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	google.golang.org/genai v1.77.0 // indirect
 )
 
 require (
@@ -90,6 +105,7 @@ replace (
 	github.com/toolloop/toolloop/mcp => ../mcp
 	github.com/toolloop/toolloop/plugin => ../plugin
 	github.com/toolloop/toolloop/providers/anthropic => ../providers/anthropic
+	github.com/toolloop/toolloop/providers/gemini => ../providers/gemini
 	github.com/toolloop/toolloop/providers/openai => ../providers/openai
 	github.com/toolloop/toolloop/temporal => ../temporal
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/providers/anthropic"
+	"github.com/toolloop/toolloop/providers/gemini"
 	"github.com/toolloop/toolloop/providers/openai"
 )
 
@@ -31,6 +32,8 @@ func main() {
 type options struct {
 	provider    string
 	model       string
+	effort      string
+	thinking    int64
 	interactive bool
 	prompt      string
 }
@@ -39,8 +42,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.provider, "provider", "auto", "openai, anthropic, scripted, or auto (from the environment)")
+	fs.StringVar(&o.provider, "provider", "auto",
+		"openai (Chat Completions, or any compatible server), responses (OpenAI's Responses API), anthropic, gemini, scripted, or auto (from the environment)")
 	fs.StringVar(&o.model, "model", "", "the model to use (default: $CHAT_MODEL, else the provider's default)")
+	fs.StringVar(&o.effort, "effort", "",
+		"how hard a reasoning model thinks: OpenAI's reasoning effort, Anthropic's effort, Gemini 3's thinking level (low, medium, high, ...)")
+	fs.Int64Var(&o.thinking, "thinking", 0,
+		"a thinking budget in tokens, with the thoughts shown as they stream (Anthropic's extended thinking, Gemini's thinking budget)")
 	fs.BoolVar(&o.interactive, "i", false, "hold a conversation: read one message per line from stdin")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -59,12 +67,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if o.model == "" {
 		o.model = getenv("CHAT_MODEL")
 	}
+	if o.thinking < 0 {
+		return fmt.Errorf("-thinking must be a number of tokens, not %d", o.thinking)
+	}
 	model, name, err := pickModel(o, getenv)
 	if err != nil {
 		return err
 	}
 	if name == "scripted" {
-		fmt.Fprintln(stderr, "No OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENAI_BASE_URL is set: using a scripted model, offline.")
+		fmt.Fprintln(stderr, "No OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OPENAI_BASE_URL is set: using a scripted model, offline.")
 	} else {
 		fmt.Fprintf(stderr, "Using %s.\n", name)
 	}
@@ -80,6 +91,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stdout, "\n[%s after %d turn(s)", res.StopReason, res.Turns)
 			if u := res.Usage; u.InputTokens+u.OutputTokens > 0 {
 				fmt.Fprintf(stdout, "; %d tokens in, %d out", u.InputTokens, u.OutputTokens)
+				if u.ReasoningTokens > 0 {
+					fmt.Fprintf(stdout, " (%d reasoning)", u.ReasoningTokens)
+				}
 			}
 			fmt.Fprintln(stdout, "]")
 		}
@@ -122,6 +136,8 @@ func pickModel(o options, getenv func(string) string) (toolloop.Model, string, e
 			p = "openai"
 		case getenv("ANTHROPIC_API_KEY") != "":
 			p = "anthropic"
+		case getenv("GEMINI_API_KEY") != "" || getenv("GOOGLE_API_KEY") != "":
+			p = "gemini"
 		case getenv("OPENAI_API_KEY") != "":
 			p = "openai"
 		default:
@@ -129,14 +145,29 @@ func pickModel(o options, getenv func(string) string) (toolloop.Model, string, e
 		}
 	}
 	switch p {
-	case "openai":
-		m := openai.New(openai.Config{Model: o.model, APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL")})
-		return m, "openai (" + orDefault(o.model, openai.DefaultModel) + ")", nil
+	case "openai", "responses":
+		cfg := openai.Config{Model: o.model, APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL"),
+			ReasoningEffort: o.effort}
+		if p == "responses" {
+			if o.effort != "" || o.thinking > 0 {
+				cfg.ReasoningSummary = "auto" // show the model's reasoning as it streams
+			}
+			return openai.NewResponses(cfg), "openai responses (" + orDefault(o.model, openai.DefaultModel) + ")", nil
+		}
+		return openai.New(cfg), "openai (" + orDefault(o.model, openai.DefaultModel) + ")", nil
 	case "anthropic":
-		m := anthropic.New(anthropic.Config{Model: o.model, APIKey: getenv("ANTHROPIC_API_KEY")})
-		return m, "anthropic (" + orDefault(o.model, anthropic.DefaultModel) + ")", nil
+		cfg := anthropic.Config{Model: o.model, APIKey: getenv("ANTHROPIC_API_KEY"), Effort: o.effort,
+			Thinking: anthropic.Thinking{Budget: o.thinking}}
+		return anthropic.New(cfg), "anthropic (" + orDefault(o.model, anthropic.DefaultModel) + ")", nil
+	case "gemini":
+		cfg := gemini.Config{Model: o.model, APIKey: orDefault(getenv("GEMINI_API_KEY"), getenv("GOOGLE_API_KEY")),
+			ThinkingLevel: o.effort, IncludeThoughts: o.effort != "" || o.thinking > 0}
+		if o.thinking > 0 {
+			cfg.ThinkingBudget = &o.thinking
+		}
+		return gemini.New(cfg), "gemini (" + orDefault(o.model, gemini.DefaultModel) + ")", nil
 	case "scripted":
-		return &scripted{}, "scripted", nil
+		return &scripted{think: o.effort != "" || o.thinking > 0}, "scripted", nil
 	}
 	return nil, "", fmt.Errorf("unknown provider %q", p)
 }
@@ -148,16 +179,35 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// printer prints the answer as it streams, and each tool call. The loop
-// calls it one event at a time.
+// printer prints the answer as it streams, the model's reasoning (when
+// it shows any) on lines of its own, and each tool call. The loop calls it
+// one event at a time.
 func printer(w io.Writer) func(toolloop.Event) {
-	midLine := false
-	return func(e toolloop.Event) {
-		if midLine && (e.Type == toolloop.EventStart || e.Type == toolloop.EventComplete) {
+	midLine, thinking := false, false
+	endLine := func() {
+		if midLine {
 			fmt.Fprintln(w)
 			midLine = false
 		}
+	}
+	return func(e toolloop.Event) {
+		if e.Type == toolloop.EventStart || e.Type == toolloop.EventComplete {
+			endLine()
+		}
+		if thinking && e.Type != toolloop.EventModelReasoningDelta {
+			endLine()
+			thinking = false
+		}
 		switch e.Type {
+		case toolloop.EventModelReasoningDelta:
+			if !thinking {
+				endLine()
+				fmt.Fprint(w, "  (thinking) ")
+				thinking = true
+			}
+			text := strings.ReplaceAll(e.Text, "\n", "\n  (thinking) ")
+			fmt.Fprint(w, text)
+			midLine = !strings.HasSuffix(e.Text, "\n")
 		case toolloop.EventModelDelta:
 			fmt.Fprint(w, e.Text)
 			midLine = !strings.HasSuffix(e.Text, "\n")

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/providers/anthropic"
+	"github.com/toolloop/toolloop/providers/gemini"
 	"github.com/toolloop/toolloop/providers/openai"
 )
 
@@ -52,7 +54,10 @@ func TestPickModel(t *testing.T) {
 		{"nothing set", "auto", env(), &scripted{}},
 		{"compatible server", "auto", env("OPENAI_BASE_URL", "http://localhost:11434/v1", "ANTHROPIC_API_KEY", "k"), &openai.Model{}},
 		{"anthropic", "auto", env("ANTHROPIC_API_KEY", "k", "OPENAI_API_KEY", "k"), &anthropic.Model{}},
+		{"gemini", "auto", env("GEMINI_API_KEY", "k", "OPENAI_API_KEY", "k"), &gemini.Model{}},
+		{"google key", "auto", env("GOOGLE_API_KEY", "k"), &gemini.Model{}},
 		{"openai", "auto", env("OPENAI_API_KEY", "k"), &openai.Model{}},
+		{"responses", "responses", env("OPENAI_API_KEY", "k"), &openai.ResponsesModel{}},
 		{"forced", "scripted", env("OPENAI_API_KEY", "k"), &scripted{}},
 	}
 	for _, tt := range tests {
@@ -64,4 +69,49 @@ func TestPickModel(t *testing.T) {
 	}
 	_, _, err := pickModel(options{provider: "nope"}, env())
 	assert.Error(t, err)
+}
+
+// TestThinkingRun runs the scripted model with -thinking: its reasoning
+// streams on (thinking) lines before each answer, stays in the transcript
+// as reasoning blocks, and never reaches the answer's text.
+func TestThinkingRun(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"-thinking", "1024"}, strings.NewReader(""), &out, &errOut, env())
+	require.NoError(t, err)
+	got := out.String()
+	assert.Contains(t, got, "  (thinking) The cities are independent: ask for all 2 at once.\nLet me check.\n")
+	assert.Contains(t, got, "  (thinking) I have what I need; sum it up.\nHere is the (simulated) weather.")
+	assert.Contains(t, got, "[stop after 3 turn(s)]")
+
+	// The same flags without them: no reasoning at all.
+	out.Reset()
+	require.NoError(t, run(context.Background(), nil, strings.NewReader(""), &out, &errOut, env()))
+	assert.NotContains(t, out.String(), "(thinking)")
+
+	_, _, err = pickModel(options{provider: "scripted", thinking: 1}, env())
+	require.NoError(t, err)
+	err = run(context.Background(), []string{"-thinking", "-5"}, strings.NewReader(""), &out, &errOut, env())
+	assert.Error(t, err)
+}
+
+// TestScriptedReasoningBlocks checks that what the scripted model thinks
+// is kept in its answer as a reasoning block, not as text.
+func TestScriptedReasoningBlocks(t *testing.T) {
+	m := &scripted{think: true}
+	req := &toolloop.Request{Messages: []toolloop.Message{toolloop.UserMessage("weather in Tokyo")}}
+	var final *toolloop.Response
+	var reasoning string
+	for ch, err := range m.Stream(context.Background(), req) {
+		require.NoError(t, err)
+		reasoning += ch.Reasoning
+		if ch.Response != nil {
+			final = ch.Response
+		}
+	}
+	require.NotNil(t, final)
+	require.NotEmpty(t, final.Message.Content)
+	first := final.Message.Content[0]
+	assert.Equal(t, toolloop.ContentReasoning, first.Type)
+	assert.Equal(t, reasoning, first.Text)
+	assert.NotContains(t, final.Message.Text(), reasoning)
 }

@@ -13,8 +13,10 @@ import (
 // scripted is the offline model: it asks for the weather of the cities a
 // message names, converts the first temperature to Fahrenheit, and sums up
 // what the tools said. It streams its answers word by word, like a real
-// model.
-type scripted struct{}
+// model. With think set it also reasons, briefly, before each answer, as a
+// reasoning model does: the reasoning streams first and stays in the
+// transcript as a reasoning block.
+type scripted struct{ think bool }
 
 // Generate implements toolloop.Model.
 func (s *scripted) Generate(_ context.Context, req *toolloop.Request) (*toolloop.Response, error) {
@@ -66,6 +68,17 @@ func (s *scripted) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[
 		if err != nil {
 			yield(toolloop.Chunk{}, err)
 			return
+		}
+		if s.think {
+			thought := reasoningFor(resp)
+			for _, w := range strings.SplitAfter(thought, " ") {
+				if !yield(toolloop.Chunk{Reasoning: w}, nil) {
+					return
+				}
+			}
+			resp.Message.Content = append([]toolloop.Content{
+				toolloop.ReasoningContent(thought, toolloop.Reasoning{Provider: "scripted"}),
+			}, resp.Message.Content...)
 		}
 		for _, w := range strings.SplitAfter(resp.Message.Text(), " ") {
 			if err := ctx.Err(); err != nil {
@@ -162,4 +175,16 @@ func answer(text string) *toolloop.Response {
 func call(id, name string, args map[string]any) toolloop.ToolCall {
 	b, _ := json.Marshal(args)
 	return toolloop.ToolCall{ID: id, Name: name, Arguments: b}
+}
+
+// reasoningFor is what the scripted model "thinks" before it answers resp.
+func reasoningFor(resp *toolloop.Response) string {
+	switch n := len(resp.Message.ToolCalls); {
+	case n == 0:
+		return "I have what I need; sum it up."
+	case n == 1:
+		return "One more tool call will settle it: " + resp.Message.ToolCalls[0].Name + "."
+	default:
+		return fmt.Sprintf("The cities are independent: ask for all %d at once.", n)
+	}
 }
