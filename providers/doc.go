@@ -5,8 +5,21 @@
 // and [toolloop.Streamer] built on the provider's official SDK:
 //
 //   - providers/openai: OpenAI Chat Completions, and any server that speaks
-//     it (set Config.BaseURL).
+//     it (set Config.BaseURL); and OpenAI's Responses API (NewResponses).
 //   - providers/anthropic: the Anthropic Messages API.
+//   - providers/gemini: the Gemini API (and Vertex AI), on google.golang.org/genai.
+//
+// Each is a module of its own, so a program pays only for the SDK it uses.
+//
+// Reasoning models must get their reasoning back on the next turn:
+// Anthropic's signed thinking blocks, DeepSeek's reasoning_content,
+// Gemini's thought signatures, the Responses API's encrypted reasoning
+// items. Every provider keeps them in the transcript as reasoning blocks
+// ([toolloop.ContentReasoning]) and sends them back in their place, to
+// the provider (and, for OpenAI-compatible servers, the server) that
+// wrote them; a transcript moved to another provider loses them, and
+// nothing else. Usage counts reasoning tokens inside OutputTokens, and
+// reports them apart in ReasoningTokens.
 //
 // Pointing an agent at a real model takes three lines:
 //

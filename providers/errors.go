@@ -27,7 +27,7 @@ var (
 // retries. errors.Is matches it against the sentinel of its kind, if any;
 // errors.As reaches the SDK's error through Unwrap.
 type Error struct {
-	// Provider names the provider: "openai" or "anthropic".
+	// Provider names the provider: "openai", "anthropic" or "gemini".
 	Provider string
 	// StatusCode is the HTTP status of the response: 200 for an error
 	// event in the middle of a stream.
