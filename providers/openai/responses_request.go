@@ -73,11 +73,11 @@ func leadingSystem(msgs []toolloop.Message) (string, int) {
 	case 0:
 		return "", 0
 	case 1:
-		return responsesText(msgs[0].Content), 1
+		return plainText(msgs[0].Content), 1
 	}
 	parts := make([]string, n)
 	for i := range n {
-		parts[i] = responsesText(msgs[i].Content)
+		parts[i] = plainText(msgs[i].Content)
 	}
 	return strings.Join(parts, "\n\n"), n
 }
@@ -90,7 +90,7 @@ func (m *ResponsesModel) input(msgs []toolloop.Message, skipped int) (responses.
 		msg := &msgs[i]
 		switch msg.Role {
 		case toolloop.RoleSystem:
-			out = append(out, easyMessage(responses.EasyInputMessageRoleSystem, responsesText(msg.Content)))
+			out = append(out, easyMessage(responses.EasyInputMessageRoleSystem, plainText(msg.Content)))
 		case toolloop.RoleUser:
 			out = append(out, userItem(msg.Content))
 		case toolloop.RoleAssistant:
@@ -111,25 +111,6 @@ func (m *ResponsesModel) input(msgs []toolloop.Message, skipped int) (responses.
 	return out, nil
 }
 
-// responsesText renders content as one string, for messages that take
-// text only. Reasoning blocks are dropped: they are never text.
-func responsesText(cs []toolloop.Content) string {
-	if len(cs) == 1 && cs[0].Type == toolloop.ContentText {
-		return cs[0].Text
-	}
-	var b strings.Builder
-	for _, c := range cs {
-		if c.Type == toolloop.ContentReasoning {
-			continue
-		}
-		if c.Type != toolloop.ContentText && b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(wire.AsText(c))
-	}
-	return b.String()
-}
-
 func easyMessage(role responses.EasyInputMessageRole, text string) responses.ResponseInputItemUnionParam {
 	return responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
 		Role:    role,
@@ -145,7 +126,7 @@ func userItem(cs []toolloop.Content) responses.ResponseInputItemUnionParam {
 		simple = simple && (c.Type == toolloop.ContentText || c.Type == toolloop.ContentReasoning)
 	}
 	if simple {
-		return easyMessage(responses.EasyInputMessageRoleUser, responsesText(cs))
+		return easyMessage(responses.EasyInputMessageRoleUser, plainText(cs))
 	}
 	parts := make(responses.ResponseInputMessageContentListParam, 0, len(cs))
 	for _, c := range cs {
