@@ -205,16 +205,23 @@ func toolResult(r *toolloop.ToolResult) (string, []oai.ChatCompletionContentPart
 		intro := oai.TextContentPart(fmt.Sprintf("Image output of tool call %s (%s):", r.CallID, r.Name))
 		images = append([]oai.ChatCompletionContentPartUnionParam{intro}, images...)
 	}
-	text := b.String()
+	return resultText(r, b.String()), images
+}
+
+// resultText is the text the model reads for result r whose content
+// renders as text: a failed result's starts with errorPrefix (the APIs
+// have no error flag) and falls back to the error's message, and an empty
+// successful result reads noOutput.
+func resultText(r *toolloop.ToolResult, text string) string {
 	switch {
 	case r.IsError() && text == "" && r.Error != nil:
-		text = errorPrefix + r.Error.Message
+		return errorPrefix + r.Error.Message
 	case r.IsError():
-		text = errorPrefix + text
+		return errorPrefix + text
 	case text == "":
-		text = noOutput
+		return noOutput
 	}
-	return text, images
+	return text
 }
 
 // convertedTool is a converted tool spec, cached per spec.

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
@@ -156,7 +157,7 @@ func (m *ResponsesModel) assistantItems(out responses.ResponseInputParam, msg *t
 	var byCall map[string][]*toolloop.Content
 	for i := range msg.Content {
 		c := &msg.Content[i]
-		if wire.OwnReasoning(*c, ResponsesProvider) && c.Reasoning.CallID != "" && hasCall(msg.ToolCalls, c.Reasoning.CallID) {
+		if wire.OwnReasoning(*c, ResponsesProvider) && c.Reasoning.CallID != "" && slices.ContainsFunc(msg.ToolCalls, func(tc toolloop.ToolCall) bool { return tc.ID == c.Reasoning.CallID }) {
 			if byCall == nil {
 				byCall = map[string][]*toolloop.Content{}
 			}
@@ -206,15 +207,6 @@ func (m *ResponsesModel) assistantItems(out responses.ResponseInputParam, msg *t
 		}})
 	}
 	return out
-}
-
-func hasCall(calls []toolloop.ToolCall, id string) bool {
-	for i := range calls {
-		if calls[i].ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // reasoningExtra is what a reasoning block keeps in Reasoning.Extra: the
@@ -301,16 +293,7 @@ func functionOutput(r *toolloop.ToolResult) responses.ResponseInputItemFunctionC
 		b.WriteString(wire.AsText(c))
 	}
 	if len(parts) == 0 {
-		s := b.String()
-		switch {
-		case r.IsError() && s == "" && r.Error != nil:
-			s = errorPrefix + r.Error.Message
-		case r.IsError():
-			s = errorPrefix + s
-		case s == "":
-			s = noOutput
-		}
-		return responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oai.String(s)}
+		return responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: oai.String(resultText(r, b.String()))}
 	}
 	text()
 	if r.IsError() {

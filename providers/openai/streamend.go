@@ -31,6 +31,7 @@ type doneReader struct {
 	w *doneWatch
 }
 
+// Read implements [io.Reader], watching what it reads for the [DONE] line.
 func (r *doneReader) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
 	w := r.w
