@@ -24,6 +24,12 @@ const (
 	// results, or results without calls, and was repaired before use.
 	// Messages holds the synthesized results; Repairs says what was done.
 	EventTranscriptRepaired EventType = "transcript.repaired"
+	// EventTranscriptEdited: the loop changed the transcript between turns
+	// (a context manager, or the wrap-up turn's message); Edit says how.
+	EventTranscriptEdited EventType = "transcript.edited"
+	// EventLimit: the run reached a limit of its budget or its failure
+	// policy; Error describes it. A wrap-up turn may follow, then run.end.
+	EventLimit EventType = "run.limit"
 
 	// EventModelRequest: the loop is asking the model for a turn.
 	EventModelRequest EventType = "model.request"
@@ -100,10 +106,14 @@ type Event struct {
 	Messages   []Message           `json:"messages,omitempty"`
 	Response   *Response           `json:"response,omitempty"`
 	Pending    []PendingCall       `json:"pending,omitempty"`
+	Edit       *TranscriptEdit     `json:"edit,omitempty"`
 	Approvals  map[string]Approval `json:"approvals,omitempty"`
 	StopReason StopReason          `json:"stop_reason,omitempty"`
 	Usage      *Usage              `json:"usage,omitempty"`
-	Error      string              `json:"error,omitempty"`
+	// Accounting is what the run has spent, on run.paused, run.limit and
+	// run.end.
+	Accounting *Accounting `json:"accounting,omitempty"`
+	Error      string      `json:"error,omitempty"`
 }
 
 // HookEffect describes what a hook did to a call.

@@ -89,6 +89,8 @@ func canonicalEvents(msgs []toolloop.Message, events []toolloop.Event) any {
 			group = -2
 		case e.Type == toolloop.EventRunEnd || e.Type == toolloop.EventRunPaused:
 			group = 1 << 30
+		case e.Type == toolloop.EventTranscriptEdited || e.Type == toolloop.EventLimit:
+			group = 1 << 29 // between turns: after the turn's calls
 		}
 		e.Time, e.RunID = time.Time{}, "run"
 		if e.Stack != "" {

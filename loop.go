@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/toolloop/toolloop/providers"
 )
 
 // Defaults for the zero fields of an [AgentLoop].
@@ -76,6 +78,24 @@ type AgentLoop struct {
 	// negative value turns truncation off.
 	MaxResultBytes int
 
+	// ContextManagers keep the transcript within the model's context
+	// window: before every model request each is asked, in order, for an
+	// edit (see [ContextManager], [ClearToolResults], [Compactor]). When
+	// the model answers that the request is too long, they are asked again
+	// and the turn is taken once more if one of them freed room. Nil
+	// leaves the transcript as it grows.
+	ContextManagers []ContextManager
+	// Budget limits what a run may spend (tokens, cost, time, tool calls)
+	// and when it stops; the zero value limits nothing but MaxIterations.
+	Budget Budget
+	// Failures says when failed tool calls end the run; the zero value
+	// never does.
+	Failures FailurePolicy
+	// Models adds to and overrides the built-in table of context windows
+	// and prices (see [LookupModel]) that context managers, Budget.MaxCost
+	// and RunResult.Cost use.
+	Models Models
+
 	// OnEvent, if set, receives every event of every run, one at a time
 	// (the loop serializes the calls). It should return quickly: the run
 	// waits for it. With no OnEvent, no event is built.
@@ -96,12 +116,33 @@ type RunResult struct {
 	FinalText  string     `json:"final_text"`
 	StopReason StopReason `json:"stop_reason"`
 	// Turns counts the model turns taken.
-	Turns int   `json:"turns"`
-	Usage Usage `json:"usage"`
+	Turns int `json:"turns"`
+	// Accounting is what the run spent: tokens, cost and tool calls.
+	Accounting
 	// Executions records every call, in order.
 	Executions []ToolExecution `json:"executions,omitempty"`
 	// Paused is set when the run stopped for approval (ErrPaused).
 	Paused *PauseState `json:"paused,omitempty"`
+}
+
+// Accounting is what a run has spent. A [RunResult] and a [PauseState]
+// hold it; run.paused, run.limit and run.end events carry it.
+type Accounting struct {
+	// Usage adds up the tokens of the run's model turns and compactions.
+	Usage Usage `json:"usage"`
+	// Cost is what they cost in US dollars, priced from AgentLoop.Models
+	// and [LookupModel] by the model each response names. UnpricedTurns
+	// counts the responses whose model has no known price, which Cost
+	// leaves out.
+	Cost          float64 `json:"cost_usd,omitempty"`
+	UnpricedTurns int     `json:"unpriced_turns,omitempty"`
+	// ToolCalls counts the calls the run sent through the pipeline; calls
+	// answered without running (over budget, after a length stop) are not
+	// counted.
+	ToolCalls int `json:"tool_calls,omitempty"`
+	// ConsecutiveFailures counts the failed calls since the last one that
+	// succeeded, for the failure policy.
+	ConsecutiveFailures int `json:"consecutive_failures,omitempty"`
 }
 
 // ToolExecution records one tool call of a run.
@@ -131,13 +172,20 @@ type runState struct {
 	jobs    chan func()
 	quit    chan struct{}
 	stopped bool
+
+	// started is when Run or Resume was called, for Budget.MaxDuration.
+	started time.Time
+	// tokens counts the transcript's tokens for context managers.
+	tokens tokenCounter
+	// lastModel names the model that answered last.
+	lastModel string
 }
 
 func (l *AgentLoop) newRun(id string) *runState {
 	if id == "" {
 		id = newRunID()
 	}
-	return &runState{l: l, id: id, observed: l.OnEvent != nil}
+	return &runState{l: l, id: id, observed: l.OnEvent != nil, started: time.Now()}
 }
 
 func newRunID() string {
@@ -208,7 +256,9 @@ func (l *AgentLoop) maxResultBytes() int {
 // interrupted, and is never run again.
 //
 // Run returns the result so far with every error: ErrMaxIterations,
-// ErrLength, ErrPaused, a model error (wrapped, so errors.Is and errors.As
+// ErrLength, ErrPaused, a *BudgetError (ErrBudget) when a limit of the
+// Budget is reached, a *FailureError (ErrToolFailures) when the failure
+// policy stops the run, a model error (wrapped, so errors.Is and errors.As
 // reach the provider's error), or ctx's error after giving every pending
 // call a canceled result.
 func (l *AgentLoop) Run(ctx context.Context, msgs []Message) (*RunResult, error) {
@@ -222,39 +272,82 @@ func (l *AgentLoop) Run(ctx context.Context, msgs []Message) (*RunResult, error)
 		res.Messages = fixed
 		rn.emit(&Event{Type: EventTranscriptRepaired, Messages: synth, Repairs: notes})
 	}
-	return l.loop(ctx, rn, res)
+	inner, cancel := rn.budgetContext(ctx)
+	defer cancel()
+	return l.loop(ctx, inner, rn, res)
 }
 
-// loop takes model turns until the run ends.
-func (l *AgentLoop) loop(ctx context.Context, rn *runState, res *RunResult) (*RunResult, error) {
+// budgetContext is ctx with Budget.MaxDuration as its deadline, whose
+// cause is the *BudgetError.
+func (rn *runState) budgetContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	b := &rn.l.Budget
+	if b.MaxDuration <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithDeadlineCause(ctx, rn.started.Add(b.MaxDuration), b.durationError(b.MaxDuration))
+}
+
+// budgetCause returns the *BudgetError that ended ctx, if it was the
+// budget's deadline and not the caller's cancellation.
+func budgetCause(outer, ctx context.Context) error {
+	if outer.Err() != nil {
+		return nil
+	}
+	var be *BudgetError
+	if errors.As(context.Cause(ctx), &be) {
+		return be
+	}
+	return nil
+}
+
+// loop takes model turns until the run ends. ctx is outer with the
+// budget's deadline; the wrap-up turn runs on outer.
+func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResult) (*RunResult, error) {
 	for {
+		if err := budgetCause(outer, ctx); err != nil {
+			return rn.limitReached(outer, res, err)
+		}
+		if err := rn.checkBudget(res); err != nil {
+			return rn.limitReached(outer, res, err)
+		}
 		if rn.turn >= l.maxIterations() {
 			res.StopReason = StopToolUse
-			return rn.end(res, ErrMaxIterations)
+			return rn.limitReached(outer, res, ErrMaxIterations)
 		}
 		if err := ctx.Err(); err != nil {
 			res.StopReason = StopAborted
 			return rn.end(res, err)
 		}
+		if len(l.ContextManagers) > 0 {
+			if _, err := rn.manageContext(ctx, res, false); err != nil {
+				return rn.aborted(outer, ctx, res, err)
+			}
+		}
 		rn.turn++
 		res.Turns = rn.turn
-		resp, err := l.generate(ctx, rn, res.Messages)
+		resp, err := l.generate(ctx, rn, res.Messages, ToolChoice{})
+		if err != nil && len(l.ContextManagers) > 0 && errors.Is(err, providers.ErrContextLength) {
+			// Free room once, then try the turn again.
+			if changed, merr := rn.manageContext(ctx, res, true); changed && merr == nil {
+				resp, err = l.generate(ctx, rn, res.Messages, ToolChoice{})
+			}
+		}
 		if err != nil {
+			if be := budgetCause(outer, ctx); be != nil {
+				res.StopReason = StopAborted
+				return rn.limitReached(outer, res, be)
+			}
 			res.StopReason = StopError
 			if ctx.Err() != nil {
 				res.StopReason = StopAborted
 			}
 			return rn.end(res, fmt.Errorf("toolloop: model: %w", err))
 		}
-		msg := AssistantMessage(rn.turn, resp)
-		if rn.observed {
-			rn.emit(&Event{Type: EventModelResponse, Response: &Response{
-				Message: msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
+		msg := rn.accept(res, resp)
+		if err := rn.checkPriced(resp); err != nil {
+			rn.notRun(res, msg.ToolCalls, "not run: the run stopped because the cost of this turn cannot be counted")
+			return rn.end(res, err)
 		}
-		res.Usage.Add(resp.Usage)
-		res.Messages = append(res.Messages, msg)
-		res.FinalText = msg.Text()
-		res.StopReason = msg.StopReason
 		if len(msg.ToolCalls) == 0 {
 			if msg.StopReason == StopLength {
 				return rn.end(res, ErrLength)
@@ -270,16 +363,196 @@ func (l *AgentLoop) loop(ctx context.Context, rn *runState, res *RunResult) (*Ru
 			rn.notRun(res, msg.ToolCalls, "not run: the provider refused or filtered this turn")
 			return rn.end(res, nil)
 		}
-		results, pending := rn.runTurn(ctx, msg.ToolCalls, nil, rn.execCall)
+		done := rn.overBudget(res, msg.ToolCalls)
+		results, pending := rn.runTurn(ctx, msg.ToolCalls, done, rn.execCall)
 		if len(pending) > 0 {
 			return rn.pause(res, results, pending)
 		}
 		rn.appendResults(res, results)
 		if err := ctx.Err(); err != nil {
-			res.StopReason = StopAborted
+			return rn.aborted(outer, ctx, res, err)
+		}
+		ran := results
+		if done != nil { // leave out the calls the budget did not run
+			ran = make([]*ToolResult, 0, len(results))
+			for i, r := range results {
+				if done[i] == nil {
+					ran = append(ran, r)
+				}
+			}
+		}
+		if err := rn.checkFailures(res, ran); err != nil {
 			return rn.end(res, err)
 		}
 	}
+}
+
+// aborted ends a run whose context is done: at the budget's deadline, as
+// a limit; otherwise as cancelled.
+func (rn *runState) aborted(outer, ctx context.Context, res *RunResult, err error) (*RunResult, error) {
+	res.StopReason = StopAborted
+	if be := budgetCause(outer, ctx); be != nil {
+		return rn.limitReached(outer, res, be)
+	}
+	return rn.end(res, err)
+}
+
+// accept appends the model's response to the transcript and counts what
+// it cost.
+func (rn *runState) accept(res *RunResult, resp *Response) Message {
+	msg := AssistantMessage(rn.turn, resp)
+	if rn.observed {
+		rn.emit(&Event{Type: EventModelResponse, Response: &Response{
+			Message: msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
+	}
+	res.Usage.Add(resp.Usage)
+	rn.price(res, resp.Model, resp.Usage)
+	res.Messages = append(res.Messages, msg)
+	res.FinalText = msg.Text()
+	res.StopReason = msg.StopReason
+	if resp.Model != "" {
+		rn.lastModel = resp.Model
+	}
+	if len(rn.l.ContextManagers) > 0 {
+		rn.tokens.reported(res.Messages, resp.Usage)
+	}
+	return msg
+}
+
+// price adds what u cost on model to the run's cost.
+func (rn *runState) price(res *RunResult, model string, u Usage) {
+	if u == (Usage{}) {
+		return
+	}
+	if info, ok := rn.l.lookupModel(model); ok && info.Price != nil {
+		res.Cost += info.Price.Cost(u)
+		return
+	}
+	res.UnpricedTurns++
+}
+
+// checkPriced fails a run with a cost limit whose model has no price.
+func (rn *runState) checkPriced(resp *Response) error {
+	if rn.l.Budget.MaxCost <= 0 || resp.Usage == (Usage{}) {
+		return nil
+	}
+	if info, ok := rn.l.lookupModel(resp.Model); ok && info.Price != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: Budget.MaxCost is set, but model %q has no price: add it to AgentLoop.Models", ErrUnknownPrice, resp.Model)
+}
+
+// ErrUnknownPrice: Budget.MaxCost is set and a model that answered has no
+// price in AgentLoop.Models or the built-in table, so the run's cost
+// cannot be counted.
+var ErrUnknownPrice = errors.New("toolloop: no price for the model")
+
+// status is what StopWhen sees.
+func (rn *runState) status(res *RunResult) RunStatus {
+	st := RunStatus{
+		RunID: rn.id, Turns: rn.turn, Usage: res.Usage, Cost: res.Cost, ToolCalls: res.ToolCalls,
+		ConsecutiveFailures: res.ConsecutiveFailures, Elapsed: time.Since(rn.started), Messages: res.Messages,
+	}
+	if rn.l.Budget.StopWhen != nil {
+		st.Tokens = rn.tokens.count(res.Messages)
+	}
+	return st
+}
+
+// checkBudget returns the limit the run has reached, if any.
+func (rn *runState) checkBudget(res *RunResult) error {
+	b := &rn.l.Budget
+	if b.MaxInputTokens <= 0 && b.MaxOutputTokens <= 0 && b.MaxTotalTokens <= 0 && b.MaxCost <= 0 &&
+		b.MaxDuration <= 0 && b.MaxToolCalls <= 0 && b.StopWhen == nil {
+		return nil
+	}
+	if be := rn.callStopWhen(b, rn.status(res)); be != nil {
+		return be
+	}
+	return nil
+}
+
+// callStopWhen runs the budget's check, turning a panicking StopWhen into
+// a stop.
+func (rn *runState) callStopWhen(b *Budget, st RunStatus) (be *BudgetError) {
+	defer func() {
+		if p := recover(); p != nil {
+			rn.logger().Error("toolloop: Budget.StopWhen panicked; stopping the run", "panic", p)
+			be = &BudgetError{Limit: LimitStopWhen}
+		}
+	}()
+	return b.Check(st)
+}
+
+// overBudget answers the calls beyond Budget.MaxToolCalls as not run, and
+// counts the others.
+func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
+	allowed := len(calls)
+	if m := rn.l.Budget.MaxToolCalls; m > 0 {
+		allowed = min(max(m-res.ToolCalls, 0), len(calls))
+	}
+	res.ToolCalls += allowed
+	if allowed == len(calls) {
+		return nil
+	}
+	done := make([]*ToolResult, len(calls))
+	why := fmt.Sprintf("not run: the run's budget allows %d tool calls, and they are spent", rn.l.Budget.MaxToolCalls)
+	for i := allowed; i < len(calls); i++ {
+		r := notRunResult(calls[i], why)
+		done[i] = r
+		if rn.observed {
+			rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name, Result: r})
+		}
+	}
+	return done
+}
+
+// checkFailures applies the failure policy to a turn's results.
+func (rn *runState) checkFailures(res *RunResult, results []*ToolResult) error {
+	n, fe := rn.l.Failures.Check(res.ConsecutiveFailures, results)
+	res.ConsecutiveFailures = n
+	if fe == nil {
+		return nil
+	}
+	if rn.observed {
+		acc := res.Accounting
+		rn.emit(&Event{Type: EventLimit, Error: fe.Error(), Accounting: &acc})
+	}
+	return fe
+}
+
+// limitReached ends a run that reached a limit, after the wrap-up turn
+// if the budget asks for one.
+func (rn *runState) limitReached(outer context.Context, res *RunResult, limit error) (*RunResult, error) {
+	l := rn.l
+	if rn.observed && (l.Budget.WrapUp || !errors.Is(limit, ErrMaxIterations)) {
+		acc := res.Accounting
+		rn.emit(&Event{Type: EventLimit, Error: limit.Error(), Accounting: &acc})
+	}
+	if !l.Budget.WrapUp || outer.Err() != nil {
+		return rn.end(res, limit)
+	}
+	why := limitReason(limit)
+	if len(l.ContextManagers) > 0 {
+		if _, err := rn.manageContext(outer, res, false); err != nil {
+			return rn.end(res, limit)
+		}
+	}
+	n := len(res.Messages)
+	edit := &TranscriptEdit{Strategy: "wrap_up", Reason: why,
+		Splices: []Splice{{Start: n, End: n, Messages: []Message{l.Budget.wrapUpMessage(why)}}}}
+	if err := rn.applyEdit(res, edit); err != nil {
+		return rn.end(res, limit)
+	}
+	rn.turn++
+	res.Turns = rn.turn
+	resp, err := l.generate(outer, rn, res.Messages, ToolChoice{Mode: ToolChoiceNone})
+	if err != nil {
+		return rn.end(res, errors.Join(limit, fmt.Errorf("toolloop: wrap-up turn: %w", err)))
+	}
+	msg := rn.accept(res, resp)
+	rn.notRun(res, msg.ToolCalls, "not run: the run reached its limit, and this was its last turn")
+	return rn.end(res, limit)
 }
 
 // AssistantMessage turns a model's response for the given turn (counting
@@ -320,10 +593,13 @@ func AssistantMessage(turn int, resp *Response) Message {
 }
 
 // generate asks the model for one turn, streaming if it can.
-func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message) (resp *Response, err error) {
-	req := &Request{Messages: msgs}
+func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, choice ToolChoice) (resp *Response, err error) {
+	req := &Request{Messages: msgs, ToolChoice: choice}
 	if l.Tools != nil {
 		req.Tools = l.Tools.Specs(ctx)
+	}
+	if len(l.ContextManagers) > 0 {
+		rn.tokens.specs = estimateSpecs(req.Tools)
 	}
 	rn.emit(&Event{Type: EventModelRequest})
 	defer func() {
@@ -361,15 +637,21 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message) 
 // notRun answers calls the loop will not run with canceled results.
 func (rn *runState) notRun(res *RunResult, calls []ToolCall, why string) {
 	for _, tc := range calls {
-		r := &ToolResult{CallID: tc.ID, Name: tc.Name, Status: StatusError,
-			Error: &ToolError{Kind: KindCanceled, Message: why}, Content: []Content{TextContent(why)}}
-		r.Meta.Bytes = len(why)
+		r := notRunResult(tc, why)
 		res.Messages = append(res.Messages, ToolMessage(r))
 		res.Executions = append(res.Executions, execution(rn.turn, r))
 		if rn.observed {
 			rn.emit(&Event{Type: EventComplete, CallID: tc.ID, Tool: tc.Name, Result: r})
 		}
 	}
+}
+
+// notRunResult answers a call the loop did not run.
+func notRunResult(tc ToolCall, why string) *ToolResult {
+	r := &ToolResult{CallID: tc.ID, Name: tc.Name, Status: StatusError,
+		Error: &ToolError{Kind: KindCanceled, Message: why}, Content: []Content{TextContent(why)}}
+	r.Meta.Bytes = len(why)
+	return r
 }
 
 // appendResults adds one tool message per result to the transcript.
@@ -394,7 +676,8 @@ func (rn *runState) end(res *RunResult, err error) (*RunResult, error) {
 		rn.timer.Stop()
 	}
 	if rn.observed {
-		e := &Event{Type: EventRunEnd, StopReason: res.StopReason, Usage: &res.Usage}
+		acc := res.Accounting
+		e := &Event{Type: EventRunEnd, StopReason: res.StopReason, Usage: &res.Usage, Accounting: &acc}
 		if err != nil {
 			e.Error = err.Error()
 		}

@@ -278,6 +278,33 @@ type Request struct {
 	Messages []Message `json:"messages"`
 	// Tools are the specs of every tool the model may call, sorted by name.
 	Tools []ToolSpec `json:"tools,omitempty"`
+	// ToolChoice says whether the model may, must or must not call tools;
+	// the zero value leaves it to the model.
+	ToolChoice ToolChoice `json:"tool_choice,omitzero"`
+}
+
+// ToolChoiceMode is the mode of a [ToolChoice].
+type ToolChoiceMode string
+
+// The tool choice modes.
+const (
+	// ToolChoiceAuto lets the model choose whether to call tools.
+	ToolChoiceAuto ToolChoiceMode = ""
+	// ToolChoiceNone forbids tool calls: the model answers in text. The
+	// tools are still sent, as providers require for a transcript that
+	// holds calls.
+	ToolChoiceNone ToolChoiceMode = "none"
+	// ToolChoiceRequired makes the model call at least one tool: the one
+	// ToolChoice.Name names, or any.
+	ToolChoiceRequired ToolChoiceMode = "required"
+)
+
+// ToolChoice says whether the model may, must or must not call tools.
+// Every provider maps it to its API's own tool choice.
+type ToolChoice struct {
+	Mode ToolChoiceMode `json:"mode,omitempty"`
+	// Name, with ToolChoiceRequired, is the one tool the model must call.
+	Name string `json:"name,omitempty"`
 }
 
 // Response is the model's answer to a [Request].

@@ -41,18 +41,20 @@ type PauseState struct {
 	Results []*ToolResult `json:"results"`
 	// Pending lists the calls that wait for a decision.
 	Pending    []PendingCall   `json:"pending"`
-	Usage      Usage           `json:"usage"`
 	Executions []ToolExecution `json:"executions,omitempty"`
+	// Accounting is what the run had spent when it paused.
+	Accounting
 }
 
 func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []PendingCall) (*RunResult, error) {
 	st := &PauseState{
 		RunID: rn.id, Turn: rn.turn, Messages: slices.Clone(res.Messages),
-		Results: results, Pending: pending, Usage: res.Usage, Executions: slices.Clone(res.Executions),
+		Results: results, Pending: pending, Executions: slices.Clone(res.Executions), Accounting: res.Accounting,
 	}
 	res.Paused = st
 	res.StopReason = StopToolUse
-	rn.emit(&Event{Type: EventRunPaused, Pending: pending})
+	acc := res.Accounting
+	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Accounting: &acc})
 	return rn.end(res, ErrPaused)
 }
 
@@ -91,9 +93,12 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 	rn.turn = st.Turn
 	res := &RunResult{
 		RunID: rn.id, Messages: slices.Clone(st.Messages), Turns: st.Turn,
-		Usage: st.Usage, Executions: slices.Clone(st.Executions),
+		Executions: slices.Clone(st.Executions), Accounting: st.Accounting,
 	}
 	rn.emit(&Event{Type: EventRunResumed, Approvals: decisions})
+	outer := ctx
+	ctx, cancel := rn.budgetContext(ctx)
+	defer cancel()
 	exec := func(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
 		p, ok := byIndex[cr.index]
 		if !ok { // a null result that was not pending: run it normally
@@ -107,10 +112,12 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 	}
 	rn.appendResults(res, results)
 	if err := ctx.Err(); err != nil {
-		res.StopReason = StopAborted
+		return rn.aborted(outer, ctx, res, err)
+	}
+	if err := rn.checkFailures(res, results); err != nil {
 		return rn.end(res, err)
 	}
-	return l.loop(ctx, rn, res)
+	return l.loop(outer, ctx, rn, res)
 }
 
 // resumeCall finishes a call that waited for a decision.

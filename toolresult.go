@@ -74,6 +74,9 @@ type ResultMeta struct {
 	Bytes int `json:"bytes"`
 	// Truncated reports that the content was cut to the byte budget.
 	Truncated bool `json:"truncated,omitempty"`
+	// Cleared reports that a context manager replaced the content with a
+	// stub, long after the call (see [ClearToolResults]).
+	Cleared bool `json:"cleared,omitempty"`
 	// MIMEType describes the content, when the tool knows it.
 	MIMEType string `json:"mime,omitempty"`
 	// Duration is how long the call took, from resolution to truncation.

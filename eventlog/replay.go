@@ -22,6 +22,9 @@ import (
 //     came before (each run is handed the whole conversation so far);
 //   - transcript.repaired repairs it as the loop did, with
 //     [toolloop.RepairTranscript];
+//   - transcript.edited makes the edit (a context manager's, or the
+//     wrap-up turn's message) as the loop did, with
+//     [toolloop.TranscriptEdit.Apply];
 //   - model.response appends the assistant message;
 //   - tool.execution_complete gives a call of the last assistant message
 //     its result; results are put in call order, whatever order the calls
@@ -65,6 +68,10 @@ type Replay struct {
 
 	// Events counts the events read.
 	Events int
+	// EditErrors counts the transcript.edited events that did not apply
+	// to the transcript as replayed (a log missing events before them);
+	// they were skipped.
+	EditErrors int
 	// Torn reports that the log ended in a torn line, which was skipped.
 	Torn bool
 
@@ -139,6 +146,18 @@ func (rp *Replay) Add(e toolloop.Event) {
 	case toolloop.EventTranscriptRepaired:
 		rp.closeTurn()
 		rp.msgs, _ = toolloop.RepairTranscript(rp.msgs)
+	case toolloop.EventTranscriptEdited:
+		rp.closeTurn()
+		if e.Edit == nil {
+			return
+		}
+		rp.Usage.Add(e.Edit.Usage)
+		rp.runUsage.Add(e.Edit.Usage)
+		if msgs, err := e.Edit.Apply(rp.msgs); err == nil {
+			rp.msgs = msgs
+		} else {
+			rp.EditErrors++
+		}
 	case toolloop.EventModelResponse:
 		rp.Paused = nil
 		rp.closeTurn()
@@ -230,7 +249,12 @@ func (rp *Replay) pause(e toolloop.Event) {
 	}
 	rp.Paused = &toolloop.PauseState{
 		RunID: e.RunID, Turn: e.Turn, Messages: slices.Clone(rp.msgs),
-		Results: results, Pending: e.Pending, Usage: rp.runUsage, Executions: slices.Clone(rp.runExecs),
+		Results: results, Pending: e.Pending, Executions: slices.Clone(rp.runExecs),
+	}
+	if e.Accounting != nil {
+		rp.Paused.Accounting = *e.Accounting
+	} else {
+		rp.Paused.Usage = rp.runUsage // a log written before accounting
 	}
 }
 

@@ -109,7 +109,30 @@ func Tools() *toolloop.ToolRegistry {
 type Scenario struct {
 	Name string
 	Err  error
+	// Limit is the limit a run that ends with toolloop.ErrBudget reached.
+	Limit toolloop.Limit
 }
+
+// LongRun are the golden files of context management, budgets and the
+// failure policy. In their replies, null stands for a context-length
+// error from the model (providers.ErrContextLength).
+var LongRun = []Scenario{
+	{Name: "clear_old_results"},
+	{Name: "compact_threshold"},
+	{Name: "compact_overflow"},
+	{Name: "budget_output_tokens", Err: toolloop.ErrBudget, Limit: toolloop.LimitOutputTokens},
+	{Name: "budget_output_tokens_wrap_up", Err: toolloop.ErrBudget, Limit: toolloop.LimitOutputTokens},
+	{Name: "budget_tool_calls_wrap_up", Err: toolloop.ErrBudget, Limit: toolloop.LimitToolCalls},
+	{Name: "budget_cost", Err: toolloop.ErrBudget, Limit: toolloop.LimitCost},
+	{Name: "stop_when", Err: toolloop.ErrBudget, Limit: toolloop.LimitStopWhen},
+	{Name: "max_iterations_wrap_up", Err: toolloop.ErrMaxIterations},
+	{Name: "failures_consecutive", Err: toolloop.ErrToolFailures},
+	{Name: "failures_stop_on", Err: toolloop.ErrToolFailures},
+}
+
+// scriptedPrice is what the scenarios' model, scripted-1, costs: a dollar
+// per thousand input tokens and two per thousand output tokens.
+var scriptedPrice = toolloop.Models{"scripted-1": {ContextWindow: 2000, Price: &toolloop.Price{Input: 1000, Output: 2000}}}
 
 // Scenarios are the golden files a plain Run replays.
 var Scenarios = []Scenario{
@@ -176,6 +199,49 @@ var Setups = map[string]func(l *toolloop.AgentLoop){
 	"max_iterations":       func(l *toolloop.AgentLoop) { l.MaxIterations = 2 },
 	"truncation":           func(l *toolloop.AgentLoop) { l.MaxResultBytes = 1024 },
 	"repaired_arguments":   func(l *toolloop.AgentLoop) { l.Repair = toolloop.RepairArguments },
+	"clear_old_results": func(l *toolloop.AgentLoop) {
+		l.MaxResultBytes = 1024
+		l.ContextManagers = []toolloop.ContextManager{&toolloop.ClearToolResults{KeepTurns: 1}}
+	},
+	"compact_threshold": func(l *toolloop.AgentLoop) {
+		l.MaxResultBytes = 1024
+		l.Models = scriptedPrice
+		l.ContextManagers = []toolloop.ContextManager{&toolloop.Compactor{
+			When: toolloop.Threshold{Fraction: 0.5}, KeepTurns: 1,
+			Pin: func(m toolloop.Message) bool { return strings.HasPrefix(m.Text(), "Remember:") },
+		}}
+	},
+	"compact_overflow": func(l *toolloop.AgentLoop) {
+		l.MaxResultBytes = 1024
+		l.ContextManagers = []toolloop.ContextManager{&toolloop.Compactor{When: toolloop.Threshold{Tokens: 1 << 30}}}
+	},
+	"budget_output_tokens": func(l *toolloop.AgentLoop) { l.Budget.MaxOutputTokens = 50 },
+	"budget_output_tokens_wrap_up": func(l *toolloop.AgentLoop) {
+		l.Budget.MaxOutputTokens, l.Budget.WrapUp = 50, true
+	},
+	"budget_tool_calls_wrap_up": func(l *toolloop.AgentLoop) {
+		l.Budget.MaxToolCalls, l.Budget.WrapUp = 3, true
+	},
+	"budget_cost": func(l *toolloop.AgentLoop) {
+		l.Models = scriptedPrice
+		l.Budget.MaxCost = 0.25
+	},
+	"stop_when": func(l *toolloop.AgentLoop) {
+		l.Budget.StopWhen = func(st toolloop.RunStatus) bool {
+			// Stop once the model has read the file it was asked about.
+			for _, m := range st.Messages {
+				if m.Result != nil && m.Result.Name == "read_file" && m.Result.Status == toolloop.StatusOK {
+					return true
+				}
+			}
+			return false
+		}
+	},
+	"max_iterations_wrap_up": func(l *toolloop.AgentLoop) { l.MaxIterations, l.Budget.WrapUp = 2, true },
+	"failures_consecutive":   func(l *toolloop.AgentLoop) { l.Failures.MaxConsecutive = 3 },
+	"failures_stop_on": func(l *toolloop.AgentLoop) {
+		l.Failures.StopOn = []toolloop.ErrorKind{toolloop.KindPanic}
+	},
 	"hooks": func(l *toolloop.AgentLoop) {
 		l.Hooks.PreToolUse = []toolloop.PreToolUseHook{
 			func(_ context.Context, c *toolloop.Call) (toolloop.PreToolUse, error) {
