@@ -138,15 +138,26 @@ func leadingMessages(msgs []Message) int {
 // cutPoint is where the verbatim tail begins: at the keep-th turn from
 // the end, or at the user messages just before it.
 func (c *Compactor) cutPoint(msgs []Message, keep int) int {
-	starts := turnStarts(msgs)
-	if len(starts) == 0 {
-		return 0
+	cut, ok := turnStart(msgs, keep)
+	if !ok { // fewer turns than keep: keep them all
+		if cut = firstAssistant(msgs); cut < 0 {
+			return 0
+		}
 	}
-	cut := starts[max(len(starts)-keep, 0)]
 	for cut > 0 && msgs[cut-1].Role == RoleUser {
 		cut--
 	}
 	return cut
+}
+
+// firstAssistant is the index of the first assistant message, or -1.
+func firstAssistant(msgs []Message) int {
+	for i := range msgs {
+		if msgs[i].Role == RoleAssistant {
+			return i
+		}
+	}
+	return -1
 }
 
 // summarize asks model for a summary of msgs.

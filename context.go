@@ -145,16 +145,18 @@ func (t Threshold) passed(in *ContextInput) bool {
 
 func (t Threshold) zero() bool { return t.Tokens <= 0 && t.Fraction <= 0 }
 
-// turnStarts returns the index of every assistant message of msgs, in
-// order: the start of each model turn.
-func turnStarts(msgs []Message) []int {
-	var idx []int
-	for i := range msgs {
+// turnStart returns the index of the k-th assistant message from the end
+// of msgs (k >= 1): where the last k model turns begin. ok is false when
+// msgs holds fewer than k turns.
+func turnStart(msgs []Message, k int) (i int, ok bool) {
+	for i = len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == RoleAssistant {
-			idx = append(idx, i)
+			if k--; k == 0 {
+				return i, true
+			}
 		}
 	}
-	return idx
+	return 0, false
 }
 
 // DefaultKeepTurns is how many recent turns the context managers keep
@@ -182,6 +184,10 @@ type ClearToolResults struct {
 	// MinBytes leaves results smaller than this alone: their stub would
 	// save little. 0 means 256.
 	MinBytes int
+	// MinFreed is the fewest tokens a clearing must free to be made,
+	// except on overflow: a larger value clears less often, in larger
+	// batches, and so breaks the prompt cache less often. 0 means any.
+	MinFreed int
 	// Keep, if set, exempts the results it returns true for.
 	Keep func(*ToolResult) bool
 	// Stub, if set, writes the text that replaces a result's content.
@@ -201,8 +207,10 @@ func (c *ClearToolResults) ManageContext(_ context.Context, in *ContextInput) (*
 	if minBytes <= 0 {
 		minBytes = 256
 	}
-	starts := turnStarts(in.Messages)
-	if len(starts) <= keep {
+	// The results to keep start with the keep-th turn from the end; a
+	// transcript of no more turns than that has nothing to clear.
+	cut, ok := turnStart(in.Messages, keep)
+	if _, older := turnStart(in.Messages, keep+1); !ok || !older {
 		return nil, nil
 	}
 	edit := &TranscriptEdit{Strategy: "clear_tool_results", Reason: "threshold"}
@@ -211,7 +219,8 @@ func (c *ClearToolResults) ManageContext(_ context.Context, in *ContextInput) (*
 	} else if c.When.zero() {
 		edit.Reason = "turns"
 	}
-	for i, m := range in.Messages[:starts[len(starts)-keep]] {
+	freed := 0
+	for i, m := range in.Messages[:cut] {
 		r := m.Result
 		if m.Role != RoleTool || r == nil || r.Meta.Cleared || contentBytes(r.Content) < minBytes || (c.Keep != nil && c.Keep(r)) {
 			continue
@@ -220,10 +229,12 @@ func (c *ClearToolResults) ManageContext(_ context.Context, in *ContextInput) (*
 		if contentBytes(stub.Content) >= contentBytes(r.Content) {
 			continue // the stub would save nothing
 		}
-		edit.Splices = append(edit.Splices, Splice{Start: i, End: i + 1, Messages: []Message{ToolMessage(stub)}})
+		msg := ToolMessage(stub)
+		edit.Splices = append(edit.Splices, Splice{Start: i, End: i + 1, Messages: []Message{msg}})
 		edit.CallIDs = append(edit.CallIDs, r.CallID)
+		freed += estimateMessage(&in.Messages[i]) - estimateMessage(&msg)
 	}
-	if len(edit.Splices) == 0 {
+	if len(edit.Splices) == 0 || (!in.Overflow && freed < c.MinFreed) {
 		return nil, nil
 	}
 	return edit, nil
@@ -333,6 +344,20 @@ type tokenCounter struct {
 	// ratio corrects estimates: the provider's count over the estimate, at
 	// the last report; 0 until then.
 	ratio float64
+	// raw is the uncorrected estimate of the first rawN messages, kept so
+	// that each report costs only the messages since the last.
+	raw, rawN int
+}
+
+// rawEstimate estimates msgs, which extend the messages of the last call,
+// without correction.
+func (tc *tokenCounter) rawEstimate(msgs []Message) int {
+	if tc.rawN > len(msgs) {
+		tc.raw, tc.rawN = 0, 0
+	}
+	tc.raw += EstimateTokens(msgs[tc.rawN:])
+	tc.rawN = len(msgs)
+	return tc.raw
 }
 
 // reported records the usage of the response to a request of n messages;
@@ -341,7 +366,7 @@ func (tc *tokenCounter) reported(msgs []Message, u Usage) {
 	if u.InputTokens <= 0 {
 		return
 	}
-	est := EstimateTokens(msgs[:len(msgs)-1]) + tc.specs
+	est := tc.rawEstimate(msgs[:len(msgs)-1]) + tc.specs
 	tc.known, tc.n = int(u.InputTokens+u.OutputTokens), len(msgs)
 	if est > 0 {
 		tc.ratio = min(max(float64(u.InputTokens)/float64(est), 0.25), 4)
@@ -360,14 +385,27 @@ func (tc *tokenCounter) edited(old []Message, edit *TranscriptEdit, out []Messag
 	}
 	after := max(before-tc.scale(removed)+tc.scale(inserted), 0)
 	tc.known, tc.n = after, len(out)
+	if tc.rawN == len(old) {
+		tc.raw, tc.rawN = max(tc.raw-removed+inserted, 0), len(out)
+	} else {
+		tc.raw, tc.rawN = 0, 0
+	}
 	return after
 }
 
+// count returns the tokens of msgs, which extend the messages of the
+// last count (the loop only appends between edits, and tells the
+// counter of each edit). It remembers the answer, so a run's counts cost
+// no more per turn at turn 1,000 than at turn 10.
 func (tc *tokenCounter) count(msgs []Message) int {
+	var n int
 	if tc.n > 0 && tc.n <= len(msgs) {
-		return tc.known + tc.scale(EstimateTokens(msgs[tc.n:]))
+		n = tc.known + tc.scale(EstimateTokens(msgs[tc.n:]))
+	} else {
+		n = tc.scale(EstimateTokens(msgs) + tc.specs)
 	}
-	return tc.scale(EstimateTokens(msgs) + tc.specs)
+	tc.known, tc.n = n, len(msgs)
+	return n
 }
 
 func (tc *tokenCounter) scale(n int) int {

@@ -26,6 +26,26 @@
 //   - [Hooks] change calls and results around execution.
 //   - [AgentLoop] runs it all and reports [Event]s.
 //
+// # Long runs
+//
+// A run of hundreds of calls outgrows the model's context window, and may
+// spend more than it should. Three fields of [AgentLoop] keep it in hand:
+//
+//   - ContextManagers edit the transcript before each request:
+//     [ClearToolResults] replaces old outputs with stubs, [Compactor]
+//     summarizes older turns with a model call, and both act again, once,
+//     when the model answers that a request is too long. Each edit is a
+//     [TranscriptEdit] that never separates a call from its result, and is
+//     reported as an [EventTranscriptEdited] event, so that a logged run
+//     replays to the transcript the model saw. [EstimateTokens] and the
+//     model table of [LookupModel] decide when.
+//   - [Budget] caps tokens, cost ([Price]), wall time and tool calls, with
+//     a StopWhen of your own; a run that reaches a limit can be given a
+//     wrap-up turn for its final answer, and ends with a [*BudgetError].
+//   - [FailurePolicy] ends a run on repeated or chosen tool failures.
+//
+// [RunResult] reports what the run spent in its [Accounting].
+//
 // The root package depends only on the standard library, a JSON Schema
 // validator, a schema inference library and golang.org/x/sync. Provider,
 // MCP and plugin SDKs live in subpackages.
