@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			// ...and past 80% the older turns are summarized.
 			&toolloop.Compactor{When: toolloop.Threshold{Fraction: 0.8}},
 		},
-		Budget: toolloop.Budget{MaxToolCalls: *maxCalls, MaxCost: *maxCost, WrapUp: true},
+		Budget:  toolloop.Budget{MaxToolCalls: *maxCalls, MaxCost: *maxCost, WrapUp: true},
 		OnEvent: printer(out),
 	}
 	res, err := loop.Run(ctx, []toolloop.Message{
