@@ -15,6 +15,9 @@ import (
 // params maps a request to the SDK's request parameters.
 func (m *Model) params(req *toolloop.Request) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{Model: m.cfg.Model}
+	if err := checkToolChoice(req); err != nil {
+		return p, err
+	}
 	msgs, err := m.messages(req.Messages)
 	if err != nil {
 		return p, err
@@ -27,6 +30,7 @@ func (m *Model) params(req *toolloop.Request) (oai.ChatCompletionNewParams, erro
 		}
 		p.Tools = append(p.Tools, t.param)
 	}
+	p.ToolChoice = chatToolChoice(req)
 	if m.cfg.MaxTokens > 0 {
 		p.MaxCompletionTokens = oai.Int(m.cfg.MaxTokens)
 	}
