@@ -42,6 +42,28 @@
 // refuses at the root (anyOf, oneOf, allOf and the like, logged at debug
 // level): the loop still validates the arguments against the full schema.
 //
+// # Tool choice
+//
+// [toolloop.Request].ToolChoice is sent as tool_choice: none as {"type":
+// "none"}, required as {"type": "any"}, required with a Name as {"type":
+// "tool", "name": ...}. Auto sends nothing, the API's default. A request
+// without tools (a compactor's, say) sends no tool_choice whatever its
+// mode. A choice no request can honour is an error before anything is
+// sent: a Name that is not among the request's tools, required without
+// tools, a Name with another mode, an unknown mode.
+//
+// With thinking on (Config.Thinking), the API takes only auto and none: a
+// request that requires a tool call fails with an error wrapping
+// [ErrConfig], before anything is sent, rather than quietly losing either
+// the thinking or the requirement. A model that thinks by default with
+// Config.Thinking unset is not known to this package; the API's own error
+// comes back then.
+//
+// The loop's wrap-up turn sends none with the tools still listed (the
+// API refuses tool_use blocks in a request without tools), and its
+// wrap-up message goes in the same user turn as the last results, after
+// them.
+//
 // # Streaming, retries and errors
 //
 // [Model.Stream] yields text and thinking deltas as they arrive and a
