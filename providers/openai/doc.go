@@ -27,6 +27,12 @@
 //     and an empty successful result reads "(no output)". Images in tool
 //     results travel in one user message right after the turn's tool
 //     messages, each labelled with the call it belongs to.
+//   - Consecutive user messages (a compacted transcript's summary after
+//     the task, the loop's wrap-up message after the images of results)
+//     go out as one user message, plain texts joined by a blank line:
+//     many OpenAI-compatible servers' chat templates want user and
+//     assistant turns to alternate. The Responses API sends them as they
+//     are.
 //
 // In answers, finish_reason stop is [toolloop.StopEnd] (or StopToolUse
 // when the message has tool calls, as some servers say stop then),
@@ -85,8 +91,10 @@
 //
 // The loop's wrap-up turn sends none with the tools still listed, after
 // the last results and a user message; both APIs take a user message
-// right after tool results. For an OpenAI-compatible server that refuses
-// tool_choice, pass option.WithJSONDel("tool_choice") in
+// right after tool results, but some servers do not (Mistral's API, and
+// vLLM serving Mistral models, want an assistant message between tool
+// results and a user message). For an OpenAI-compatible server that
+// refuses tool_choice, pass option.WithJSONDel("tool_choice") in
 // Config.RequestOptions: the wrap-up message still asks for a final
 // answer, but nothing then stops the model from calling a tool, and the
 // loop does not run calls made in that turn.

@@ -195,7 +195,8 @@ func items(v any) []map[string]any {
 // assistant message with tool calls must be followed at once by one tool
 // message per call, with the same IDs, and no tool message may answer
 // anything else; an assistant message has content or tool calls; a
-// tool_choice goes with tools.
+// tool_choice goes with tools. Stricter than OpenAI, for servers whose
+// chat templates want turns to alternate: no two user messages in a row.
 func checkChat(b map[string]any) error {
 	if _, ok := b["tool_choice"]; ok && len(items(b["tools"])) == 0 {
 		return fmt.Errorf("tool_choice without tools")
@@ -203,6 +204,9 @@ func checkChat(b map[string]any) error {
 	msgs := items(b["messages"])
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
+		if i > 0 && m["role"] == "user" && msgs[i-1]["role"] == "user" {
+			return fmt.Errorf("message %d: two user messages in a row", i)
+		}
 		switch m["role"] {
 		case "tool":
 			return fmt.Errorf("message %d: a tool message that follows no call", i)
@@ -412,6 +416,7 @@ func TestValidityChecksFail(t *testing.T) {
 		{"orphan", `{"messages":[{"role":"user","content":"x"},{"role":"tool","tool_call_id":"b"}]}`},
 		{"empty assistant", `{"messages":[{"role":"assistant"}]}`},
 		{"choice without tools", `{"tool_choice":"none","messages":[]}`},
+		{"two user messages", `{"messages":[{"role":"user","content":"x"},{"role":"user","content":"y"}]}`},
 	}
 	for _, tt := range chat {
 		var b map[string]any
@@ -432,5 +437,61 @@ func TestValidityChecksFail(t *testing.T) {
 		var b map[string]any
 		require.NoError(t, json.Unmarshal([]byte(tt.body), &b))
 		assert.Error(t, checkResponses(b), "responses: "+tt.name)
+	}
+}
+
+// TestChatJoinsUserMessages checks that consecutive user messages go out
+// as one: plain texts joined by a blank line, anything else as parts, the
+// images of results and the wrap-up message after them in one message.
+func TestChatJoinsUserMessages(t *testing.T) {
+	m := New(Config{APIKey: "unused"})
+	shot := toolloop.ToolMessage(&toolloop.ToolResult{CallID: "c1", Name: "shot", Status: toolloop.StatusOK,
+		Content: []toolloop.Content{toolloop.ImageContent("image/png", []byte("png"))}})
+	tests := []struct {
+		name string
+		msgs []toolloop.Message
+		want []any // the content of each message after the system prompt
+	}{{
+		name: "compacted",
+		msgs: edgeTranscripts(func(text, _ string) toolloop.Content {
+			return toolloop.ReasoningContent(text, toolloop.Reasoning{Provider: "elsewhere"})
+		})["compacted"][1:4],
+		want: []any{"Find the bug.\n\n[Summary of the earlier part of this conversation, compacted to save context]\n\nTwo files read.\n\nRemember: answer in one sentence."},
+	}, {
+		name: "empty message",
+		msgs: []toolloop.Message{toolloop.UserMessage(""), toolloop.UserMessage("Find the bug."), {Role: toolloop.RoleUser}},
+		want: []any{"Find the bug."},
+	}, {
+		name: "text and parts",
+		msgs: []toolloop.Message{toolloop.UserMessage("Look:"), {Role: toolloop.RoleUser, Content: []toolloop.Content{
+			toolloop.ImageContent("image/png", []byte("png")), toolloop.TextContent("What is it?")}}},
+		want: []any{[]any{
+			map[string]any{"type": "text", "text": "Look:"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,cG5n"}},
+			map[string]any{"type": "text", "text": "What is it?"},
+		}},
+	}, {
+		name: "wrap-up after images of results",
+		msgs: []toolloop.Message{toolloop.UserMessage("Shoot."),
+			{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{call("c1", "shot")}}, shot, wrapUp},
+		want: []any{"Shoot.", nil, "[1 image(s) attached in the next user message]", []any{
+			map[string]any{"type": "text", "text": "Image output of tool call c1 (shot):"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,cG5n"}},
+			map[string]any{"type": "text", "text": wrapUp.Text()},
+		}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msgs := append([]toolloop.Message{toolloop.SystemMessage("You are terse.")}, tt.msgs...)
+			p, err := m.params(&toolloop.Request{Messages: msgs, Tools: toolsOf(msgs)})
+			require.NoError(t, err)
+			b := body(t, p)
+			require.NoError(t, checkChat(b))
+			var got []any
+			for _, msg := range items(b["messages"])[1:] {
+				got = append(got, msg["content"])
+			}
+			assert.Equal(t, tt.want, got)
+		})
 	}
 }
