@@ -15,7 +15,7 @@
 //     what was left out, so nothing vanishes silently.
 //   - Assistant messages: text blocks and this package's reasoning blocks
 //     in order, then a tool_use block per call with its ID verbatim (see
-//     Thinking below). The API takes a tool call's input only as a JSON
+//     [Thinking]). The API takes a tool call's input only as a JSON
 //     object, so empty or null arguments are sent as {}, and arguments that
 //     are not a JSON object (malformed JSON from the model, say) as
 //     {"raw_arguments": "<the arguments exactly as the model wrote them>"},
@@ -33,7 +33,8 @@
 // StopLength, and refusal is StopRefusal with a text that says so (the
 // model's own, or the refusal's explanation); tool calls of a refused turn
 // are dropped. pause_turn, which only server tools cause, is StopEnd.
-// Thinking blocks are not kept. Usage counts cache reads and writes as part
+// Thinking and redacted_thinking blocks become reasoning blocks (see
+// [Thinking]). Usage counts cache reads and writes as part
 // of the input tokens, and reports them apart too.
 //
 // # Tools
