@@ -7,7 +7,9 @@ import (
 
 // ErrConfig is the error, wrapped, of every call to a [Model] whose
 // [Config] the API would refuse (thinking with a temperature, say), so
-// that a misconfiguration shows up before any request is sent.
+// that a misconfiguration shows up before any request is sent. It is
+// also the error of a call whose request the config rules out: with
+// thinking on, one whose tool choice requires a tool call.
 var ErrConfig = errors.New("anthropic: invalid config")
 
 // Thinking configures Claude's thinking. The zero value leaves it off,
@@ -20,7 +22,9 @@ var ErrConfig = errors.New("anthropic: invalid config")
 // refuses a tool-use turn whose thinking is missing or altered.
 //
 // With thinking on, the API refuses a temperature: setting both is an
-// error ([ErrConfig]).
+// error ([ErrConfig]). It also takes only tool choice auto and none then,
+// so a request with [toolloop.ToolChoiceRequired] fails with ErrConfig
+// before it is sent; the loop's wrap-up turn asks for none, which works.
 type Thinking struct {
 	// Budget, when positive, turns on extended thinking with that many
 	// tokens to think with (thinking.type "enabled"; the API wants at

@@ -15,7 +15,7 @@
 //     what was left out, so nothing vanishes silently.
 //   - Assistant messages: text blocks and this package's reasoning blocks
 //     in order, then a tool_use block per call with its ID verbatim (see
-//     Thinking below). The API takes a tool call's input only as a JSON
+//     [Thinking]). The API takes a tool call's input only as a JSON
 //     object, so empty or null arguments are sent as {}, and arguments that
 //     are not a JSON object (malformed JSON from the model, say) as
 //     {"raw_arguments": "<the arguments exactly as the model wrote them>"},
@@ -33,7 +33,8 @@
 // StopLength, and refusal is StopRefusal with a text that says so (the
 // model's own, or the refusal's explanation); tool calls of a refused turn
 // are dropped. pause_turn, which only server tools cause, is StopEnd.
-// Thinking blocks are not kept. Usage counts cache reads and writes as part
+// Thinking and redacted_thinking blocks become reasoning blocks (see
+// [Thinking]). Usage counts cache reads and writes as part
 // of the input tokens, and reports them apart too.
 //
 // # Tools
@@ -41,6 +42,28 @@
 // Each tool is sent with its input schema, less the keywords the API
 // refuses at the root (anyOf, oneOf, allOf and the like, logged at debug
 // level): the loop still validates the arguments against the full schema.
+//
+// # Tool choice
+//
+// [toolloop.Request].ToolChoice is sent as tool_choice: none as {"type":
+// "none"}, required as {"type": "any"}, required with a Name as {"type":
+// "tool", "name": ...}. Auto sends nothing, the API's default. A request
+// without tools (a compactor's, say) sends no tool_choice whatever its
+// mode. A choice no request can honour is an error before anything is
+// sent: a Name that is not among the request's tools, required without
+// tools, a Name with another mode, an unknown mode.
+//
+// With thinking on (Config.Thinking), the API takes only auto and none: a
+// request that requires a tool call fails with an error wrapping
+// [ErrConfig], before anything is sent, rather than quietly losing either
+// the thinking or the requirement. A model that thinks by default with
+// Config.Thinking unset is not known to this package; the API's own error
+// comes back then.
+//
+// The loop's wrap-up turn sends none with the tools still listed (the
+// API refuses tool_use blocks in a request without tools), and its
+// wrap-up message goes in the same user turn as the last results, after
+// them.
 //
 // # Streaming, retries and errors
 //

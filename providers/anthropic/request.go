@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -18,6 +19,11 @@ func (m *Model) params(req *toolloop.Request) (sdk.MessageNewParams, error) {
 	if m.err != nil {
 		return p, m.err
 	}
+	choice, err := m.toolChoice(req)
+	if err != nil {
+		return p, err
+	}
+	p.ToolChoice = choice
 	if err := m.messages(&p, req.Messages); err != nil {
 		return p, err
 	}
@@ -61,7 +67,7 @@ func (m *Model) messages(p *sdk.MessageNewParams, msgs []toolloop.Message) error
 			if msg.Result == nil {
 				return fmt.Errorf("anthropic: message %d is a tool message without a result", i)
 			}
-			p.Messages = appendBlocks(p.Messages, sdk.MessageParamRoleUser, []sdk.ContentBlockParamUnion{toolResult(msg.Result)})
+			p.Messages = appendResult(p.Messages, toolResult(msg.Result))
 		default:
 			return fmt.Errorf("anthropic: message %d has unknown role %q", i, msg.Role)
 		}
@@ -81,6 +87,23 @@ func appendBlocks(msgs []sdk.MessageParam, role sdk.MessageParamRole, blocks []s
 		return msgs
 	}
 	return append(msgs, sdk.MessageParam{Role: role, Content: blocks})
+}
+
+// appendResult adds a tool_result block to the conversation: to the last
+// message when it is the user's, after the tool results it starts with,
+// since the API wants a turn's results before any other user content.
+func appendResult(msgs []sdk.MessageParam, block sdk.ContentBlockParamUnion) []sdk.MessageParam {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role != sdk.MessageParamRoleUser {
+		return append(msgs, sdk.MessageParam{Role: sdk.MessageParamRoleUser, Content: []sdk.ContentBlockParamUnion{block}})
+	}
+	c := msgs[n-1].Content
+	at := 0
+	for at < len(c) && c[at].OfToolResult != nil {
+		at++
+	}
+	msgs[n-1].Content = slices.Insert(c, at, block)
+	return msgs
 }
 
 // userBlocks maps user content. Reasoning belongs to assistant turns; a

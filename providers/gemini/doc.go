@@ -26,10 +26,17 @@
 //     ID, all the results of a turn in one user content as the API
 //     requires: {"output": ...} for a result, {"error": ...} for a failed
 //     one, holding the value of a result that is one JSON block and the
-//     text of anything else. Images of a result follow as inline data,
-//     each after a text part naming its call.
+//     text of anything else. Images of a result go in the same content as
+//     inline data, each after a text part naming its call.
 //   - Consecutive contents of the same role are merged, and messages left
-//     with no parts are left out: the API refuses empty contents.
+//     with no parts are left out: the API refuses empty contents. A user
+//     content keeps its function responses last, after its other parts
+//     (images of results, a user message that follows the results, such
+//     as the loop's wrap-up message): newer models (Gemini 3.6 Flash and
+//     later, as users report) refuse a content whose function responses
+//     are followed by anything, while text before them is taken by every
+//     model.
+//   - Reasoning blocks outside assistant messages are left out.
 //
 // The SDK carries arguments and responses as decoded JSON (map[string]any):
 // keys come back sorted and numbers as float64, so integers beyond 2^53
@@ -94,6 +101,17 @@
 // take anywhere (such as $schema, allOf, not, patternProperties), and
 // with const sent as a one-value enum; the changes are logged at debug
 // level. The loop still validates the arguments against the full schema.
+//
+// # Tool choice
+//
+// [toolloop.Request].ToolChoice is sent as the function calling config:
+// none as mode NONE, required as ANY, and required with a Name as ANY
+// with that name alone in allowedFunctionNames. Auto sets nothing, the
+// API's default. A request without tools (a compactor's, say) sends no
+// tool config whatever its mode. A choice no request can honour is an
+// error before anything is sent: a Name that is not among the request's
+// tools, required without tools, a Name with another mode, an unknown
+// mode. Config.EditRequest runs after, and may change it.
 //
 // # Streaming, retries and errors
 //

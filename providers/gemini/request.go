@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -22,6 +23,10 @@ const (
 // params maps a request to the SDK's contents and configuration.
 func (m *Model) params(req *toolloop.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	config := &genai.GenerateContentConfig{}
+	toolConfig, err := toolConfig(req)
+	if err != nil {
+		return nil, nil, err
+	}
 	contents, system, err := m.contents(req.Messages)
 	if err != nil {
 		return nil, nil, err
@@ -39,6 +44,7 @@ func (m *Model) params(req *toolloop.Request) ([]*genai.Content, *genai.Generate
 			decls = append(decls, t.decl)
 		}
 		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		config.ToolConfig = toolConfig
 	}
 	if m.cfg.MaxTokens > 0 {
 		config.MaxOutputTokens = int32(min(m.cfg.MaxTokens, 1<<31-1))
@@ -77,12 +83,15 @@ func (m *Model) contents(msgs []toolloop.Message) ([]*genai.Content, []*genai.Pa
 		switch msg.Role {
 		case toolloop.RoleSystem:
 			for _, c := range msg.Content {
+				if c.Type == toolloop.ContentReasoning {
+					continue
+				}
 				if text := wire.AsText(c); text != "" {
 					system = append(system, &genai.Part{Text: text})
 				}
 			}
 		case toolloop.RoleUser:
-			out = appendParts(out, roleUser, m.userParts(msg.Content))
+			out = appendUser(out, m.userParts(msg.Content))
 		case toolloop.RoleAssistant:
 			for _, tc := range msg.ToolCalls {
 				names[tc.ID] = tc.Name
@@ -92,7 +101,7 @@ func (m *Model) contents(msgs []toolloop.Message) ([]*genai.Content, []*genai.Pa
 			if msg.Result == nil {
 				return nil, nil, fmt.Errorf("gemini: message %d is a tool message without a result", i)
 			}
-			out = appendResult(out, functionResponse(msg.Result, names))
+			out = appendUser(out, functionResponse(msg.Result, names))
 		default:
 			return nil, nil, fmt.Errorf("gemini: message %d has unknown role %q", i, msg.Role)
 		}
@@ -114,39 +123,67 @@ func appendParts(out []*genai.Content, role string, parts []*genai.Part) []*gena
 	return append(out, &genai.Content{Role: role, Parts: parts})
 }
 
-// appendResult adds a function response to the conversation. The API wants
-// every response to a turn's calls in one content, before anything else
-// of the user's, so a response goes after the last function response of
-// the last user content, ahead of the images of earlier results.
-func appendResult(out []*genai.Content, parts []*genai.Part) []*genai.Content {
+// appendUser adds the parts of a user message or a tool result to the
+// conversation: to its last content when that is the user's, else to a
+// new one, so that user and model contents alternate. The API wants the
+// function responses to a turn's calls in one content, and refuses (on
+// Gemini 3.6 Flash and later) a content where other parts follow them, so
+// a user content keeps its other parts (images of results, a later user
+// message such as the loop's wrap-up message) in order before all its
+// function responses.
+func appendUser(out []*genai.Content, parts []*genai.Part) []*genai.Content {
+	if len(parts) == 0 {
+		return out
+	}
+	parts = responsesLast(parts)
 	n := len(out)
 	if n == 0 || out[n-1].Role != roleUser {
 		return append(out, &genai.Content{Role: roleUser, Parts: parts})
 	}
 	c := out[n-1]
-	at := 0
-	for i, p := range c.Parts {
-		if p.FunctionResponse != nil {
-			at = i + 1
-		}
-	}
-	if at == 0 || at == len(c.Parts) {
+	first := slices.IndexFunc(parts, isResponse)
+	at := slices.IndexFunc(c.Parts, isResponse)
+	if at < 0 || first == 0 {
 		c.Parts = append(c.Parts, parts...)
 		return out
 	}
-	merged := make([]*genai.Part, 0, len(c.Parts)+len(parts))
-	merged = append(merged, c.Parts[:at]...)
-	merged = append(merged, parts[0])
-	merged = append(merged, c.Parts[at:]...)
-	merged = append(merged, parts[1:]...)
-	c.Parts = merged
+	if first < 0 {
+		first = len(parts)
+	}
+	c.Parts = slices.Concat(c.Parts[:at], parts[:first], c.Parts[at:], parts[first:])
 	return out
 }
+
+// responsesLast returns parts with the function responses after the other
+// parts, each in order: parts itself when they already are.
+func responsesLast(parts []*genai.Part) []*genai.Part {
+	first := slices.IndexFunc(parts, isResponse)
+	if first < 0 || !slices.ContainsFunc(parts[first:], func(p *genai.Part) bool { return !isResponse(p) }) {
+		return parts
+	}
+	out := make([]*genai.Part, 0, len(parts))
+	for _, p := range parts {
+		if !isResponse(p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range parts {
+		if isResponse(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func isResponse(p *genai.Part) bool { return p.FunctionResponse != nil }
 
 // userParts maps a user message's content.
 func (m *Model) userParts(cs []toolloop.Content) []*genai.Part {
 	parts := make([]*genai.Part, 0, len(cs))
 	for _, c := range cs {
+		if c.Type == toolloop.ContentReasoning {
+			continue
+		}
 		if p := mediaPart(c); p != nil {
 			parts = append(parts, p)
 		} else if text := wire.AsText(c); text != "" {
@@ -311,6 +348,9 @@ func functionResponse(r *toolloop.ToolResult, names map[string]string) []*genai.
 	var text strings.Builder
 	var value any
 	for _, c := range r.Content {
+		if c.Type == toolloop.ContentReasoning {
+			continue
+		}
 		if p := mediaPart(c); p != nil && c.Type != toolloop.ContentResource {
 			media = append(media, p)
 			continue

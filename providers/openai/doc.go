@@ -27,6 +27,12 @@
 //     and an empty successful result reads "(no output)". Images in tool
 //     results travel in one user message right after the turn's tool
 //     messages, each labelled with the call it belongs to.
+//   - Consecutive user messages (a compacted transcript's summary after
+//     the task, the loop's wrap-up message after the images of results)
+//     go out as one user message, plain texts joined by a blank line:
+//     many OpenAI-compatible servers' chat templates want user and
+//     assistant turns to alternate. The Responses API sends them as they
+//     are.
 //
 // In answers, finish_reason stop is [toolloop.StopEnd] (or StopToolUse
 // when the message has tool calls, as some servers say stop then),
@@ -70,6 +76,28 @@
 // properties as required, only keywords strict mode supports appear, and
 // nesting stays within its limits. Any other tool is sent non-strict, and
 // Config.Logger hears why at debug level.
+//
+// # Tool choice
+//
+// [toolloop.Request].ToolChoice is sent as tool_choice: none as "none",
+// required as "required", and required with a Name as the named function
+// ({"type": "function", "function": {"name": ...}}, and {"type":
+// "function", "name": ...} in the Responses API). Auto sends nothing: it
+// is the APIs' default when there are tools. A request without tools (a
+// compactor's, say) sends no tool_choice whatever its mode, since servers
+// refuse one without tools. A choice no request can honour is an error
+// before anything is sent: a Name that is not among the request's tools,
+// required without tools, a Name with another mode, an unknown mode.
+//
+// The loop's wrap-up turn sends none with the tools still listed, after
+// the last results and a user message; both APIs take a user message
+// right after tool results, but some servers do not (Mistral's API, and
+// vLLM serving Mistral models, want an assistant message between tool
+// results and a user message). For an OpenAI-compatible server that
+// refuses tool_choice, pass option.WithJSONDel("tool_choice") in
+// Config.RequestOptions: the wrap-up message still asks for a final
+// answer, but nothing then stops the model from calling a tool, and the
+// loop does not run calls made in that turn.
 //
 // # Streaming, retries and errors
 //

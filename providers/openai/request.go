@@ -15,6 +15,9 @@ import (
 // params maps a request to the SDK's request parameters.
 func (m *Model) params(req *toolloop.Request) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{Model: m.cfg.Model}
+	if err := checkToolChoice(req); err != nil {
+		return p, err
+	}
 	msgs, err := m.messages(req.Messages)
 	if err != nil {
 		return p, err
@@ -27,6 +30,7 @@ func (m *Model) params(req *toolloop.Request) (oai.ChatCompletionNewParams, erro
 		}
 		p.Tools = append(p.Tools, t.param)
 	}
+	p.ToolChoice = chatToolChoice(req)
 	if m.cfg.MaxTokens > 0 {
 		p.MaxCompletionTokens = oai.Int(m.cfg.MaxTokens)
 	}
@@ -48,7 +52,12 @@ func (m *Model) messages(msgs []toolloop.Message) ([]oai.ChatCompletionMessagePa
 		case toolloop.RoleSystem:
 			out = append(out, oai.SystemMessage(plainText(msg.Content)))
 		case toolloop.RoleUser:
-			out = append(out, userMessage(msg.Content))
+			u := userMessage(msg.Content)
+			if n := len(out); n > 0 && out[n-1].OfUser != nil {
+				joinUser(out[n-1].OfUser, u.OfUser)
+				continue
+			}
+			out = append(out, u)
 		case toolloop.RoleAssistant:
 			out = append(out, m.assistantMessage(msg))
 		case toolloop.RoleTool:
@@ -105,6 +114,33 @@ func userMessage(cs []toolloop.Content) oai.ChatCompletionMessageParamUnion {
 		}
 	}
 	return oai.UserMessage(parts)
+}
+
+// joinUser appends next's content to prev's: consecutive user messages (a
+// compacted transcript's summary after the task, the loop's wrap-up
+// message after the images of results) go out as one, since many
+// OpenAI-compatible servers' chat templates want user and assistant turns
+// to alternate. Plain texts are joined by a blank line.
+func joinUser(prev, next *oai.ChatCompletionUserMessageParam) {
+	p, n := prev.Content, next.Content
+	switch {
+	case n.OfString.Valid() && n.OfString.Value == "":
+		return
+	case p.OfString.Valid() && p.OfString.Value == "":
+		prev.Content = n
+		return
+	case p.OfString.Valid() && n.OfString.Valid():
+		prev.Content.OfString = oai.String(p.OfString.Value + "\n\n" + n.OfString.Value)
+		return
+	}
+	parts := make([]oai.ChatCompletionContentPartUnionParam, 0, len(p.OfArrayOfContentParts)+len(n.OfArrayOfContentParts)+2)
+	for _, c := range []oai.ChatCompletionUserMessageParamContentUnion{p, n} {
+		if c.OfString.Valid() {
+			parts = append(parts, oai.TextContentPart(c.OfString.Value))
+		}
+		parts = append(parts, c.OfArrayOfContentParts...)
+	}
+	prev.Content = oai.ChatCompletionUserMessageParamContentUnion{OfArrayOfContentParts: parts}
 }
 
 // contentPart maps one block of user content.

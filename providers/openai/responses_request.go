@@ -21,6 +21,9 @@ func (m *ResponsesModel) params(req *toolloop.Request) (responses.ResponseNewPar
 		// Always said, because the API's default is to store.
 		Store: oai.Bool(m.cfg.Store),
 	}
+	if err := checkToolChoice(req); err != nil {
+		return p, err
+	}
 	msgs := req.Messages
 	if instructions, n := leadingSystem(msgs); n > 0 {
 		p.Instructions = oai.String(instructions)
@@ -45,6 +48,7 @@ func (m *ResponsesModel) params(req *toolloop.Request) (responses.ResponseNewPar
 			Strict:      oai.Bool(fn.Strict.Value),
 		}})
 	}
+	p.ToolChoice = responsesToolChoice(req)
 	if !m.noEncrypted.Load() {
 		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
 	}
