@@ -220,15 +220,20 @@ func BenchmarkExecShellSandbox(b *testing.B) {
 		})
 	}
 	b.Run("overhead", func(b *testing.B) {
-		var u, s time.Duration
+		var u, s, uCPU, sCPU time.Duration
 		for b.Loop() {
-			t0 := time.Now()
+			c0, t0 := cpuTime(), time.Now()
 			run(b, unconfined)
-			t1 := time.Now()
+			c1, t1 := cpuTime(), time.Now()
 			run(b, sandboxed)
-			u, s = u+t1.Sub(t0), s+time.Since(t1)
+			c2, t2 := cpuTime(), time.Now()
+			u, s = u+t1.Sub(t0), s+t2.Sub(t1)
+			uCPU, sCPU = uCPU+c1-c0, sCPU+c2-c1
 		}
-		b.ReportMetric(float64((s-u).Microseconds())/float64(b.N), "extra-µs/command")
+		n := float64(b.N)
+		b.ReportMetric(float64((s-u).Microseconds())/n, "extra-µs/command")
 		b.ReportMetric(float64(s)/float64(u), "sandboxed/unconfined")
+		b.ReportMetric(float64(uCPU.Microseconds())/n, "unconfined-cpu-µs/command")
+		b.ReportMetric(float64(sCPU.Microseconds())/n, "sandboxed-cpu-µs/command")
 	})
 }

@@ -50,9 +50,13 @@ func newPlatform(p *sandboxPaths, o *Sandbox) (*platform, Confinement, error) {
 	}
 	profile := "(version 1)\n(allow default)\n" +
 		"(deny file-write*)\n" +
-		`(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/dtracehelper") ` + strings.Join(w, " ") + ")\n" +
-		"(deny file-read-data " + strings.Join(u, " ") + ")\n" +
-		"(allow file-read-data " + strings.Join(append(w, r...), " ") + ")\n"
+		`(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/dtracehelper") ` + strings.Join(w, " ") + ")\n"
+	if len(u) > 0 {
+		// Later rules win: deny the unreadable folders, then allow back
+		// the workspace and the Writable and Readable paths.
+		profile += "(deny file-read-data " + strings.Join(u, " ") + ")\n" +
+			"(allow file-read-data " + strings.Join(append(w, r...), " ") + ")\n"
+	}
 	if !o.AllowNetwork {
 		profile += "(deny network*)\n(allow network* (remote unix-socket))\n"
 	}
