@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Sandbox configures the operating-system sandbox that exec_shell runs
@@ -105,6 +106,9 @@ type sandbox struct {
 	conf    Confinement
 	plat    *platform // nil when commands run unconfined
 	baseEnv []string
+
+	mu     sync.RWMutex // held for reading while a command starts
+	closed bool
 }
 
 // sandboxPaths are the resolved paths the platform sandbox is built from.
@@ -189,6 +193,11 @@ func (s *sandbox) start(cmd *exec.Cmd) error {
 	if s.opts.Required && !s.conf.complete(&s.opts) {
 		return denied("this workspace requires commands to be confined, and they cannot be: %s (%v)", s.conf.Summary, errNotConfined)
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return failed("the workspace is closed")
+	}
 	if s.plat == nil {
 		return cmd.Start()
 	}
@@ -204,6 +213,12 @@ func (s *sandbox) command(argv []string) []string {
 }
 
 func (s *sandbox) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	var err error
 	if s.plat != nil {
 		err = s.plat.close()

@@ -51,6 +51,7 @@ func newEscapeTarget(t *testing.T) *escapeTarget {
 		"home/.config/app/cred":   "TOKEN\n",
 		"home/project/readme.txt": "hi\n",
 	})
+	_, _ = goCache() // before HOME changes, which the go command's default cache depends on
 	t.Setenv("HOME", e.home)
 	return e
 }
@@ -96,8 +97,9 @@ func testShellPath(t testing.TB) string {
 	return filepath.Dir(goBin) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 }
 
-// goCache is the go command's build cache, which the go run form writes
-// to, so that it does not build the standard library from scratch.
+// goCache is the go command's build cache, with HOME as it was when the
+// tests started, which the go run form writes to, so that it does not
+// build the standard library from scratch.
 var goCache = sync.OnceValues(func() (string, error) {
 	out, err := exec.Command("go", "env", "GOCACHE").Output()
 	return strings.TrimSpace(string(out)), err
@@ -184,7 +186,7 @@ func TestSandboxBypassForms(t *testing.T) {
 				before := e.outsideState(t)
 				src := e.workspace(t, sb)
 				command := strings.NewReplacer("{O}", e.outside, "{H}", e.home).Replace(f.command)
-				r := call(t, src, ExecShell, execShellIn{Command: command, TimeoutSeconds: 60})
+				r := call(t, src, ExecShell, execShellIn{Command: command, TimeoutSeconds: 300})
 				return e, before, r
 			}
 			t.Run("unconfined", func(t *testing.T) {
