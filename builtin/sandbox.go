@@ -34,7 +34,10 @@ type Sandbox struct {
 	Required bool
 	// AllowNetwork lets commands use the network. By default they get a
 	// private network namespace with nothing in it: no DNS, no
-	// connections to the internet or to this machine's services.
+	// connections to the internet or to this machine's services. Even
+	// with it, on Linux with Landlock ABI 6 or later, commands cannot
+	// reach abstract Unix sockets made outside their sandbox (D-Bus, X11)
+	// nor signal processes outside it.
 	AllowNetwork bool
 	// Writable lists more files and folders, outside the workspace, that
 	// commands may create, change and delete things in (and read). Each
