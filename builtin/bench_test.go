@@ -187,3 +187,53 @@ func BenchmarkGrepSearch20k(b *testing.B) {
 		b.ReportMetric(float64(g.Nanoseconds())/float64(b.N), "grep-r-ns/op")
 	})
 }
+
+// BenchmarkExecShellSandbox measures what the sandbox adds to starting a
+// command: exec_shell running true unconfined, sandboxed (files and
+// network), and sandboxed with the network allowed (files only, so no
+// network namespace). "overhead" runs an unconfined and a sandboxed call
+// alternately and reports the extra time per sandboxed command.
+//
+//	go test -run XXX -bench ExecShellSandbox -benchmem ./builtin
+func BenchmarkExecShellSandbox(b *testing.B) {
+	open := func(sb Sandbox) toolloop.Tool {
+		src, _ := newTestWorkspace(b, nil, &Options{Shell: ShellOptions{Sandbox: sb}})
+		return src.Tool(ExecShell)
+	}
+	unconfined, sandboxed, filesOnly := open(Sandbox{Disabled: true}), open(Sandbox{}), open(Sandbox{AllowNetwork: true})
+	args := []byte(`{"command": "true"}`)
+	run := func(b *testing.B, tool toolloop.Tool) {
+		r, err := tool.Run(context.Background(), &toolloop.Call{Name: ExecShell, Arguments: args})
+		if err != nil || r.IsError() {
+			b.Fatalf("%v %v", err, r)
+		}
+	}
+	b.Logf("sandbox: %s", sandboxed.Spec().Description[strings.LastIndex(sandboxed.Spec().Description, "\n")+1:])
+	for _, c := range []struct {
+		name string
+		tool toolloop.Tool
+	}{{"unconfined", unconfined}, {"sandboxed", sandboxed}, {"sandboxed-network-allowed", filesOnly}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				run(b, c.tool)
+			}
+		})
+	}
+	b.Run("overhead", func(b *testing.B) {
+		var u, s, uCPU, sCPU time.Duration
+		for b.Loop() {
+			c0, t0 := cpuTime(), time.Now()
+			run(b, unconfined)
+			c1, t1 := cpuTime(), time.Now()
+			run(b, sandboxed)
+			c2, t2 := cpuTime(), time.Now()
+			u, s = u+t1.Sub(t0), s+t2.Sub(t1)
+			uCPU, sCPU = uCPU+c1-c0, sCPU+c2-c1
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64((s-u).Microseconds())/n, "extra-µs/command")
+		b.ReportMetric(float64(s)/float64(u), "sandboxed/unconfined")
+		b.ReportMetric(float64(uCPU.Microseconds())/n, "unconfined-cpu-µs/command")
+		b.ReportMetric(float64(sCPU.Microseconds())/n, "sandboxed-cpu-µs/command")
+	})
+}

@@ -46,13 +46,89 @@
 // relative to it. Hard links inside the workspace that point at files
 // elsewhere cannot be told apart from ordinary files: do not create them.
 //
-// exec_shell is different: a shell command can do anything the process's
-// user can do, anywhere. Its working directory is the workspace, and
-// [CommandPolicy] is a guard that refuses commands matching a denylist or
-// missing from an allow-list, but pattern lists are not isolation: they stop
-// honest mistakes, not a determined model or a prompt injection. Real
-// isolation needs an OS sandbox around the whole process (a container, a
-// VM, a separate user, seccomp or landlock). The same holds for web_fetch,
-// whose address checks stop requests to this machine and its private
-// networks but not the exfiltration of data to a public server.
+// exec_shell runs commands in an operating-system sandbox (see [Sandbox]),
+// on by default wherever the platform has one; the file tools' checks
+// cannot apply to a shell, which can be told to do anything in endless
+// spellings. [CommandPolicy] is a guard for intent, saying which commands
+// the user means to allow; it is not what keeps commands in the
+// workspace, and it can be walked around (its documentation lists how).
+// The same holds for web_fetch, whose address checks stop requests to
+// this machine and its private networks but not the exfiltration of data
+// to a public server.
+//
+// # The shell's sandbox
+//
+// On Linux (5.13 or later, with Landlock enabled), each command starts
+// from an OS thread of its own that is given, and then thrown away with:
+// a Landlock domain, no_new_privs, no capabilities, and a private network
+// namespace. The command and everything it starts inherit them; the
+// program itself, on its other threads, is never restricted. On macOS,
+// commands run under sandbox-exec with a generated Seatbelt profile (this
+// path is not exercised by this package's continuous integration, which
+// runs on Linux). Elsewhere, and on Linux kernels without Landlock,
+// commands run unconfined: the tool's description says so,
+// [Source.Confinement] reports it, and [Sandbox.Required] makes every
+// call fail instead.
+//
+// What a confined command cannot do, on Linux:
+//
+//   - create, write, truncate, rename, link or delete files outside the
+//     workspace, its private $HOME and $TMPDIR, [Sandbox.Writable] and the
+//     null devices (writing through a symbolic or hard link, or
+//     /proc/self/cwd, included: Landlock checks the file reached);
+//   - read the contents of files under /home, /root, the program's own
+//     home directory and [Sandbox.Unreadable], bar [Sandbox.Readable];
+//   - use the network: a new network namespace has no interface but
+//     loopback, so no DNS, no TCP, no UDP, and no abstract Unix sockets of
+//     the host. When the program runs as root, the loopback interface is
+//     up and private to the command; otherwise the namespace comes with a
+//     user namespace, loopback stays down, and user IDs show as nobody.
+//     Where user namespaces are disabled, Landlock refuses TCP connect and
+//     bind only (ABI 4 and later), and Confinement.NetworkOff is false;
+//   - gain privileges: no setuid, no file capabilities and, for root, no
+//     capabilities at all (so no mount, reboot, module loading or host
+//     name change);
+//   - signal, trace or read the /proc environ and memory of processes
+//     outside its sandbox, such as the agent (Landlock ABI 6 for
+//     signals);
+//   - open the agent's terminal: commands run in a new session with no
+//     controlling terminal.
+//
+// What it still can do, and what to do about it:
+//
+//   - read everything else the user can read: /etc, /tmp, /var, /opt, the
+//     names (not the contents) of files in home folders, and the metadata
+//     of any file (stat);
+//   - change the permission bits and timestamps of files the user owns
+//     anywhere, which Landlock does not cover (their contents and names
+//     stay untouched);
+//   - connect to Unix sockets that exist on the file system, such as
+//     /var/run/docker.sock or the systemd and D-Bus sockets: Landlock
+//     controls them from ABI 9 only. A program running as root is thereby
+//     one socket away from the whole machine: run agents as an ordinary
+//     user;
+//   - use CPU, memory and disk space without limit, and leave processes
+//     that escaped its process group (setsid) running, still confined,
+//     after the call returns.
+//
+// Programs installed under a home folder (~/.cargo, ~/.pyenv, ~/go) cannot
+// be read, so cannot run, unless [Sandbox.Readable] lists them; a build
+// cache they write to goes in [Sandbox.Writable]. For Go, for example:
+//
+//	Shell: builtin.ShellOptions{
+//		Env: []string{"GOMODCACHE=/home/me/go/pkg/mod", "GOCACHE=/home/me/.cache/go-build"},
+//		Sandbox: builtin.Sandbox{
+//			Readable: []string{"~/go/pkg/mod"},
+//			Writable: []string{"~/.cache/go-build"},
+//		},
+//	}
+//
+// # The shell's environment
+//
+// Commands never get the program's environment, where API keys usually
+// live: they get PATH, the locale (LANG, LANGUAGE, LC_*), TERM, TZ, USER
+// and LOGNAME, HOME and TMPDIR pointing at private folders that last as
+// long as the [Source], PAGER=cat and GIT_PAGER=cat, and what
+// [ShellOptions.Env] sets and [ShellOptions.PassEnv] names. This holds
+// with the sandbox disabled too.
 package builtin

@@ -95,3 +95,31 @@ func ExampleCommandPolicy() {
 	// sudo ls            deny
 	// git log | sh       ask
 }
+
+// A workspace whose shell must be confined, with the network allowed and
+// a build cache in the home folder writable. Where the machine cannot
+// confine commands, every exec_shell call fails with a result of kind
+// denied; Confinement tells the program beforehand.
+func ExampleSource_Confinement() {
+	dir, _ := os.MkdirTemp("", "toolloop-example")
+	defer os.RemoveAll(dir)
+	cache, _ := os.UserCacheDir()
+	_ = os.MkdirAll(filepath.Join(cache, "go-build"), 0o755)
+	ws, err := builtin.Workspace(dir, &builtin.Options{Shell: builtin.ShellOptions{
+		Env:     []string{"GOCACHE=" + filepath.Join(cache, "go-build")},
+		PassEnv: []string{"GOFLAGS"},
+		Sandbox: builtin.Sandbox{
+			Required:     true,
+			AllowNetwork: true,
+			Writable:     []string{filepath.Join(cache, "go-build")},
+		},
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ws.Close()
+	if c := ws.Confinement(); !c.Writes {
+		fmt.Println("commands cannot be confined here:", c.Summary)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,13 +22,32 @@ import (
 // simple command in it is checked, including those in pipelines, lists
 // (&&, ||, ;), subshells, command substitutions and function bodies.
 //
-// Pattern lists are not isolation. They catch honest mistakes, not a
-// model or a prompt injection set on getting around them: a command can
-// be spelled in endless ways (variables, eval, scripts written to disk,
-// interpreters such as python -c), and an allowed program may run others
-// (find -exec, git hooks, make). Real isolation needs an OS sandbox around
-// the process that runs the shell: a container or VM, a separate user,
-// seccomp or landlock, no network.
+// The policy states intent: what the user means the agent to run. It is
+// not isolation, and it cannot be made isolation, because deciding what a
+// shell command line will do by reading it is not possible. It catches
+// honest mistakes, not a model or a prompt injection set on getting around
+// it. What keeps commands in the workspace is exec_shell's sandbox (see
+// [Sandbox]); use the policy on top of it, not instead.
+//
+// Known ways around the denylist: any other spelling of a command (r\m,
+// "r"m, brace expansion, $cmd, $(echo rm), backticks, eval, rm -rf x ~
+// with more arguments), a program that runs or deletes for another (xargs
+// rm, find -delete, find -exec), an interpreter (python3 -c, perl -e, a
+// script written to disk first), and any equivalent command the list does
+// not name (telinit 0 for init 0).
+//
+// Known ways around an allow-list: arithmetic evaluation of a variable
+// holding an array subscript with a command substitution, which bash runs
+// (x='a[$(rm f)]'; (( x )), and likewise in [[ $x -eq 0 ]], let,
+// declare -i and $((x))); an allowed program that runs what it is given
+// (go run on a file written with cat, make, npm run, a test suite, git
+// hooks and aliases set with git config); and writes through an allowed
+// program's own options (git -o, sort -o). With an allow-list, the policy
+// also refuses redirections that write outside the working folder
+// (cat > ~/.bashrc, echo >> /etc/x, > ../x, > $VAR) and git's -c,
+// --config-env and --exec-path options (git -c alias.x='!cmd' x, git -c
+// core.fsmonitor=cmd status), unless an allow-list entry names git with
+// an option.
 type CommandPolicy struct {
 	// Allow, if not empty, lists the commands that may run, as word
 	// prefixes: "git" allows every git command, "go test" allows go test
@@ -113,7 +133,11 @@ func (p *CommandPolicy) check(command string) toolloop.Verdict {
 	if denyList == nil {
 		denyList = defaultDeny
 	}
-	calls, perr := simpleCommands(command)
+	f, perr := syntax.NewParser().Parse(strings.NewReader(command), "")
+	var calls [][]string
+	if perr == nil {
+		calls = simpleCommands(f)
+	}
 	texts := []string{command}
 	for _, c := range calls {
 		texts = append(texts, strings.Join(c, " "))
@@ -146,8 +170,74 @@ func (p *CommandPolicy) check(command string) toolloop.Verdict {
 			}
 			return otherwise(fmt.Sprintf("%s is not in the allow-list (%s)", name, strings.Join(p.Allow, ", ")))
 		}
+		if opt := gitHookOption(c); opt != "" && !p.allowsGitOptions() {
+			return otherwise(fmt.Sprintf("git %s can make git run any command, which the allow-list (%s) does not say", opt, strings.Join(p.Allow, ", ")))
+		}
+	}
+	if target := outsideWrite(f); target != "" {
+		return otherwise(fmt.Sprintf("the command line writes to %s, outside the working folder, with a redirection; the allow-list (%s) allows running commands, not writing anywhere", target, strings.Join(p.Allow, ", ")))
 	}
 	return toolloop.Verdict{Decision: toolloop.Allow, Rule: "command-policy:allow"}
+}
+
+// gitHookOption returns the git option in argv, before the subcommand,
+// that sets configuration, which can run a command (-c alias.x='!cmd',
+// core.fsmonitor, core.sshCommand, ...), or "".
+func gitHookOption(argv []string) string {
+	if filepath.Base(argv[0]) != "git" {
+		return ""
+	}
+	for i := 1; i < len(argv) && strings.HasPrefix(argv[i], "-"); i++ {
+		a := argv[i]
+		switch {
+		case a == "-c", strings.HasPrefix(a, "--config-env"), strings.HasPrefix(a, "--exec-path"):
+			return strings.SplitN(a, "=", 2)[0]
+		case a == "-C", a == "--git-dir", a == "--work-tree", a == "--namespace":
+			i++ // the option's value
+		}
+	}
+	return ""
+}
+
+// allowsGitOptions reports whether an allow-list entry names git with an
+// option, so that the user said which options git may get.
+func (p *CommandPolicy) allowsGitOptions() bool {
+	return slices.ContainsFunc(p.Allow, func(a string) bool {
+		w := strings.Fields(a)
+		return len(w) > 1 && w[0] == "git" && strings.HasPrefix(w[1], "-")
+	})
+}
+
+// outsideWrite returns the target of the first redirection in f that
+// writes to a file which may lie outside the working folder: an absolute
+// path, a path with "..", one starting with ~, or one computed at run
+// time. The null device and the standard streams are fine.
+func outsideWrite(f *syntax.File) string {
+	var target string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if target != "" || !ok || r.Word == nil {
+			return target == ""
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
+			syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.DplOut:
+		default:
+			return true
+		}
+		w, plain := wordText(r.Word)
+		if r.Op == syntax.DplOut && (w == "-" || strings.Trim(w, "0123456789") == "") {
+			return true // >&2 duplicates a descriptor
+		}
+		switch {
+		case w == "/dev/null" || w == "/dev/stdout" || w == "/dev/stderr":
+		case !plain || w == "" || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~") ||
+			slices.Contains(strings.Split(w, "/"), ".."):
+			target = w
+		}
+		return true
+	})
+	return target
 }
 
 // allowed reports whether argv starts with the words of an allowed
@@ -168,15 +258,11 @@ func (p *CommandPolicy) allowed(argv []string) bool {
 	return false
 }
 
-// simpleCommands parses a command line and returns the words of each
-// simple command in it, quotes removed. A word that is not plain text (a
+// simpleCommands returns the words of each simple command in a parsed
+// command line, quotes removed. A word that is not plain text (a
 // variable, a substitution, a glob) is returned as "" in the command name
 // position and as written elsewhere.
-func simpleCommands(command string) ([][]string, error) {
-	f, err := syntax.NewParser().Parse(strings.NewReader(command), "")
-	if err != nil {
-		return nil, err
-	}
+func simpleCommands(f *syntax.File) [][]string {
 	var calls [][]string
 	syntax.Walk(f, func(n syntax.Node) bool {
 		c, ok := n.(*syntax.CallExpr)
@@ -194,7 +280,7 @@ func simpleCommands(command string) ([][]string, error) {
 		calls = append(calls, argv)
 		return true
 	})
-	return calls, nil
+	return calls
 }
 
 // wordText returns a word with quotes removed, and whether it is plain

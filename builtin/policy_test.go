@@ -65,11 +65,33 @@ func TestCommandPolicyAllowList(t *testing.T) {
 		{"if true; then ls; fi", toolloop.Deny},
 		{"ls 'unterminated", toolloop.Deny},
 		{"sudo ls", toolloop.Deny},
+		{"git status > out.txt 2>&1", toolloop.Allow},
+		{"ls >/dev/null 2>&1; ls >&2", toolloop.Allow},
+		{"ls > sub/out.txt", toolloop.Allow},
+		{"cat > ~/.bashrc <<EOF\nx\nEOF", toolloop.Deny},
+		{"echo x >> /etc/profile", toolloop.Deny},
+		{"ls > ../out.txt", toolloop.Deny},
+		{"ls > $HOME/out.txt", toolloop.Deny},
+		{"ls >& /tmp/x", toolloop.Deny},
+		{"git -c alias.x='!rm -rf ~' x", toolloop.Deny},
+		{"git -C sub -c core.fsmonitor='rm f' status", toolloop.Deny},
+		{"git --config-env=core.pager=X log", toolloop.Deny},
+		{"git -C sub status", toolloop.Allow},
+		{"git commit -c HEAD", toolloop.Allow},
 	}
 	for _, tt := range tests {
 		v := checkCommand(p, ExecShell, tt.command)
 		assert.Equal(t, tt.want, v.Decision, "%q: %s", tt.command, v.Reason)
 	}
+
+	// Documented, not caught: the sandbox is what stops these.
+	for _, c := range []string{
+		"x='a[$(rm f)]'; (( x ))", "x='a[$(rm f)]'; let x", "echo 'package p' > x_test.go; go test ./...",
+	} {
+		assert.Equal(t, toolloop.Allow, checkCommand(p, ExecShell, c).Decision, c)
+	}
+	gitOpts := &CommandPolicy{Allow: []string{"git -c user.name=bot commit", "git"}}
+	assert.Equal(t, toolloop.Allow, checkCommand(gitOpts, ExecShell, "git -c alias.x=y x").Decision, "git options named in the allow-list")
 
 	ask := &CommandPolicy{Allow: []string{"ls"}, Otherwise: toolloop.Ask}
 	assert.Equal(t, toolloop.Ask, checkCommand(ask, ExecShell, "make").Decision)

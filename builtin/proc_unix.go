@@ -8,11 +8,13 @@ import (
 	"syscall"
 )
 
-// inGroup makes cmd the leader of a new process group, and makes
-// cancelling it kill the whole group, so that no child or grandchild it
-// started outlives it.
+// inGroup makes cmd the leader of a new session, and so of a new process
+// group, and makes cancelling it kill the whole group, so that no child or
+// grandchild it started outlives it. A new session also has no
+// controlling terminal: a command cannot open the agent's terminal as
+// /dev/tty, to prompt on it or to push input into it.
 func inGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return killGroup(cmd) }
 }
 

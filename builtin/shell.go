@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,12 +29,14 @@ type execShellIn struct {
 
 func (w *workspace) execShellTool() toolloop.Tool {
 	sh := w.opts.Shell
-	desc := fmt.Sprintf(`Run a shell command line with %s in the workspace root, as the user running the agent, and return its output. Use it to build, run tests, use git and other command-line tools.
+	desc := fmt.Sprintf(`Run a shell command line with %s in the workspace root and return its output. Use it to build, run tests, use git and other command-line tools.
 
-Standard output and standard error are returned together, in the order they were printed; standard input is empty, so interactive commands fail. The command is killed, with the processes it started, after timeout_seconds (default %d, at most %d); background processes it leaves running are killed when it exits. A non-zero exit code makes the result an error that shows the code and the output. Only the first %d and the last %d bytes of the output are kept: for long output, send it to a file in the workspace (command > out.log 2>&1) and read or search that file. Each call starts a new shell: cd and exported variables do not carry over to the next call. Prefer the file tools to read, search and edit files.`,
+Standard output and standard error are returned together, in the order they were printed; standard input is empty, so interactive commands fail. The command is killed, with the processes it started, after timeout_seconds (default %d, at most %d); background processes it leaves running are killed when it exits. A non-zero exit code makes the result an error that shows the code and the output. Only the first %d and the last %d bytes of the output are kept: for long output, send it to a file in the workspace (command > out.log 2>&1) and read or search that file. Each call starts a new shell: cd and exported variables do not carry over to the next call. Prefer the file tools to read, search and edit files. The environment holds only PATH, locale and terminal settings, HOME, TMPDIR and the variables the user chose to pass.
+
+%s`,
 		strings.Join(append([]string{filepath.Base(w.shell[0])}, w.shell[1:]...), " ")+" <command>",
 		int(sh.Timeout/time.Second), int(sh.MaxTimeout/time.Second),
-		newHeadTail(sh.KeepBytes).headMax, newHeadTail(sh.KeepBytes).tailMax)
+		newHeadTail(sh.KeepBytes).headMax, newHeadTail(sh.KeepBytes).tailMax, w.sandbox.conf.Summary)
 	ann := writes
 	ann.OpenWorld = true
 	return newTool(toolDef{
@@ -57,11 +60,10 @@ func (w *workspace) execShell(ctx context.Context, call *toolloop.Call, in *exec
 	rctx, cancel := context.WithTimeoutCause(ctx, timeout, errShellTimeout)
 	defer cancel()
 
-	argv := append(slices.Clone(w.shell), in.Command)
+	argv := w.sandbox.command(append(slices.Clone(w.shell), in.Command))
 	cmd := exec.CommandContext(rctx, argv[0], argv[1:]...)
 	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "PAGER=cat", "GIT_PAGER=cat")
-	cmd.Env = append(cmd.Env, sh.Env...)
+	cmd.Env = slices.Clone(w.sandbox.baseEnv)
 	inGroup(cmd)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -69,8 +71,11 @@ func (w *workspace) execShell(ctx context.Context, call *toolloop.Call, in *exec
 	}
 	defer pr.Close()
 	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	if err := w.sandbox.start(cmd); err != nil {
 		_ = pw.Close()
+		if te := (*toolloop.ToolError)(nil); errors.As(err, &te) {
+			return nil, err
+		}
 		return nil, failed("starting the shell: %v", err)
 	}
 	_ = pw.Close()
@@ -115,6 +120,7 @@ func (w *workspace) execShell(ctx context.Context, call *toolloop.Call, in *exec
 	extra := map[string]any{
 		"exit_code": code, "output_bytes": out.total, "output_lines": out.lines,
 		"output_truncated": out.truncated(), "timed_out": false,
+		"sandbox": cmp.Or(w.sandbox.conf.Mechanism, "none"),
 	}
 	var te *toolloop.ToolError
 	switch {

@@ -81,9 +81,21 @@ type ShellOptions struct {
 	// nil means {"bash", "-c"} when bash is on PATH and {"/bin/sh", "-c"}
 	// otherwise.
 	Command []string
-	// Env holds extra environment variables ("KEY=value") for commands, on
-	// top of the process's own environment and PAGER=cat, GIT_PAGER=cat.
+	// Env holds environment variables ("KEY=value") for commands. They
+	// come on top of a scrubbed environment, never the process's own:
+	// PATH, LANG, LANGUAGE, LC_*, TERM, TZ, USER and LOGNAME from the
+	// process; HOME and TMPDIR set to private directories that live as
+	// long as the workspace source; PAGER=cat and GIT_PAGER=cat; and the
+	// variables PassEnv names. API keys and other secrets in the process's
+	// environment are not passed unless named here or in PassEnv.
 	Env []string
+	// PassEnv names more of the process's environment variables to pass
+	// to commands, as patterns of [path.Match] ("GOFLAGS", "GO*"). "*"
+	// passes them all, the process's HOME and TMPDIR included.
+	PassEnv []string
+	// Sandbox configures the operating-system sandbox commands run in;
+	// its zero value confines them wherever the platform can.
+	Sandbox Sandbox
 	// Timeout is a command's timeout when the model gives none; 0 means two
 	// minutes.
 	Timeout time.Duration
@@ -140,6 +152,12 @@ func Workspace(dir string, opts *Options) (*Source, error) {
 	if s.name == "" {
 		s.name = DefaultSourceName
 	}
+	if slices.Contains(names, ExecShell) {
+		if ws.sandbox, err = openSandbox(ws.realDir, &ws.opts.Shell); err != nil {
+			_ = ws.close()
+			return nil, err
+		}
+	}
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
@@ -181,8 +199,9 @@ func (s *Source) Tool(name string) toolloop.Tool {
 // absolute.
 func (s *Source) Dir() string { return s.ws.dir }
 
-// Close releases the workspace directory. Tools called afterwards fail.
-// Close is idempotent.
+// Close releases the workspace directory and removes exec_shell's private
+// home and temporary directories. Tools called afterwards fail. Close is
+// idempotent.
 func (s *Source) Close() error { return s.ws.close() }
 
 // workspace is the state the tools share.
@@ -192,6 +211,7 @@ type workspace struct {
 	root    *os.Root
 	opts    Options
 	shell   []string
+	sandbox *sandbox // nil unless exec_shell is offered
 	fetch   *fetcher
 
 	closeOnce sync.Once
@@ -248,6 +268,9 @@ func openWorkspace(dir string, o *Options) (*workspace, error) {
 func (w *workspace) close() error {
 	w.closeOnce.Do(func() {
 		w.closeErr = w.root.Close()
+		if w.sandbox != nil {
+			w.closeErr = errors.Join(w.closeErr, w.sandbox.close())
+		}
 		w.fetch.close()
 	})
 	return w.closeErr
