@@ -95,7 +95,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestOpeners(t *testing.T) {
-	for _, r := range []rune{'\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u276C', '\u276E', '\u1438', '\u16B2', '\u02C2', '\U0001D236', '\U000E003C'} {
+	for _, r := range []rune{'\uFF1C', '\uFE64', '\u2039', '\u3008', '\u27E8', '\u2329', '\u276C', '\u276E', '\u1438', '\u16B2', '\u02C2', '\u2CB4', '\u1445', '\U0001D236', '\U000E003C'} {
 		assert.True(t, isOpener(r), "%U", r)
 		var b [utf8.UTFMax]byte
 		utf8.EncodeRune(b[:], r)
