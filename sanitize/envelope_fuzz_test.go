@@ -28,7 +28,7 @@ func FuzzEnvelope(f *testing.F) {
 	var e sanitize.Envelope
 	call := &toolloop.Call{Name: "fetch"}
 	f.Fuzz(func(t *testing.T, text string, ops, cuts []byte) {
-		in := forge(text, ops)
+		in := forge(fuzzText(text), ops)
 		res := &toolloop.ToolResult{Status: toolloop.StatusOK}
 		last := 0
 		for i, c := range cuts {
