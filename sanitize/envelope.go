@@ -146,7 +146,7 @@ func (e *Envelope) PostToolUse(_ context.Context, call *toolloop.Call, res *tool
 	out := *res
 	out.Content = make([]toolloop.Content, 0, len(content)+2)
 	out.Content = append(out.Content, toolloop.TextContent(e.open(element, source)))
-	out.Content = append(out.Content, e.neutralizeContent(content)...)
+	out.Content = e.appendNeutralized(out.Content, content)
 	out.Content = append(out.Content, toolloop.TextContent("\n</"+element+">"))
 	return &out, nil
 }
@@ -177,12 +177,13 @@ func (e *Envelope) open(element, source string) string {
 
 var attrEscaper = strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", `<`, "&lt;", `>`, "&gt;", "\n", " ", "\r", " ")
 
-// neutralizeContent returns a copy of cs with every string the model is
-// shown neutralized: text and JSON as one text, URIs and MIME types each
-// on its own.
-func (e *Envelope) neutralizeContent(cs []toolloop.Content) []toolloop.Content {
-	out := make([]toolloop.Content, len(cs))
-	copy(out, cs)
+// appendNeutralized appends to dst the blocks cs with every string the
+// model is shown neutralized: text and JSON as one text, URIs and MIME
+// types each on its own.
+func (e *Envelope) appendNeutralized(dst, cs []toolloop.Content) []toolloop.Content {
+	start := len(dst)
+	dst = append(dst, cs...)
+	out := dst[start:]
 	var parts []string
 	for _, c := range cs {
 		if c.Text != "" {
@@ -213,7 +214,7 @@ func (e *Envelope) neutralizeContent(cs []toolloop.Content) []toolloop.Content {
 			c.MIMEType = escapeMIME(e.m.neutralize(c.MIMEType))
 		}
 	}
-	return out
+	return dst
 }
 
 // escapeURI percent-encodes what a URI cannot hold as it is and a model
