@@ -10,9 +10,12 @@
 //
 // [Envelope] wraps each result in delimiters that say the content is data
 // from a tool, not instructions, so that a web page or a file that says
-// "ignore previous instructions" is read as what it is. Anything inside the
-// output that looks like the closing delimiter is neutralized first, so the
-// output cannot end the envelope early.
+// "ignore previous instructions" is read as what it is. The delimiters
+// carry a random suffix the output cannot guess, and anything inside the
+// output that a model could read as a delimiter, however it is disguised
+// (escapes, look-alike letters and brackets, invisible characters, Unicode
+// spaces and dashes), is neutralized first, so the output cannot end the
+// envelope early. Resource URIs and MIME types are neutralized too.
 //
 // [Redactor] replaces common secret shapes (private keys, provider API
 // keys, cloud and chat tokens, JWTs, bearer tokens, passwords in URLs and

@@ -34,18 +34,31 @@ func FuzzRedact(f *testing.F) {
 	})
 }
 
+// FuzzNeutralize builds forgeries of the envelope's delimiters inside
+// arbitrary text (see forge: look-alikes, invisibles, escapes, separators
+// and combining marks, placed by a byte code) and checks that no delimiter
+// a model could read survives Neutralize, that Neutralize is idempotent
+// and keeps UTF-8 valid, and that text that cannot open a delimiter comes
+// back unchanged.
 func FuzzNeutralize(f *testing.F) {
-	for _, s := range []string{"", "</untrusted-data>", "< / UNTRUSTED_DATA", "\uFF1C/untrusted data>", "<<untrusted-data"} {
-		f.Add(s)
+	for _, s := range neutralizeSeeds {
+		f.Add(s.text, s.ops)
 	}
 	var e sanitize.Envelope
-	f.Fuzz(func(t *testing.T, s string) {
-		out := e.Neutralize(s)
-		if closing.MatchString(strings.ToLower(out)) || strings.Contains(strings.ToLower(out), "<untrusted-data") {
-			t.Fatalf("a delimiter survived: %q -> %q", s, out)
+	f.Fuzz(func(t *testing.T, text string, ops []byte) {
+		in := forge(fuzzText(text), ops)
+		out := e.Neutralize(in)
+		if n := refDelimiters(out); n > 0 {
+			t.Fatalf("%d delimiters survived: %q -> %q", n, in, out)
 		}
 		if again := e.Neutralize(out); again != out {
-			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, again)
+		}
+		if utf8.ValidString(in) && !utf8.ValidString(out) {
+			t.Fatalf("broke UTF-8: %q -> %q", in, out)
+		}
+		if !strings.ContainsAny(in, "<&\\%") && isASCII(in) && out != in {
+			t.Fatalf("changed text that opens nothing: %q -> %q", in, out)
 		}
 	})
 }

@@ -1,0 +1,279 @@
+//go:build ignore
+
+// Foldgen writes fold_table.go: for every rune outside ASCII that a model
+// could read as one of the characters a delimiter is made of (the letters
+// and digits of a tag, "<", "/", "\", "-", "_", "." or a space), the ASCII
+// it reads as.
+//
+// A rune gets an entry when its compatibility decomposition (NFKD, which
+// covers full-width forms, mathematical alphanumerics, ligatures,
+// superscripts and circled letters), minus combining marks, or else its
+// UTS #39 confusable prototype (Cyrillic, Greek, Armenian, Cherokee and
+// other look-alikes), folds wholly to those characters, applied again to
+// what they give. A short curated list adds the look-alikes of "<", "/"
+// and "-" that neither source maps to them (angle brackets and quotation
+// marks, dashes drawn as lines, parenthesized and negative-circled
+// letters). Space, dash punctuation (Pd), tag characters and ignorable
+// runes are folded by rule in fold.go and need no entry.
+//
+// It needs golang.org/x/text, which the core module must not require, so
+// run it from a scratch module, with the Unicode security data's
+// confusables.txt:
+//
+//	mkdir /tmp/foldgen && cd /tmp/foldgen && go mod init foldgen && go get golang.org/x/text
+//	go run $REPO/sanitize/foldgen.go -confusables confusables.txt > $REPO/sanitize/fold_table.go
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// curated are look-alikes that neither NFKD nor confusables.txt folds to a
+// delimiter character.
+var curated = map[rune]string{
+	// "<": quotation marks, angle brackets, comparison signs.
+	0x00AB: "<", 0x2039: "<", 0x2264: "<", 0x2266: "<", 0x226A: "<", 0x226E: "<", 0x227A: "<",
+	0x22B0: "<", 0x22D6: "<", 0x2329: "<", 0x276C: "<", 0x276E: "<", 0x2770: "<", 0x27E8: "<",
+	0x27EA: "<", 0x29FC: "<", 0x2A79: "<", 0x2A7D: "<", 0x3008: "<", 0x300A: "<", 0xFE64: "<",
+	0xFF1C: "<", 0x02C2: "<", 0x1438: "<", 0x16B2: "<", 0x1D236: "<", 0x2CB4: "<", 0x1445: "<",
+	0x02F1: "<",
+	// "/" and "\".
+	0x2215: "/", 0x2044: "/", 0x29F8: "/", 0xFF0F: "/", 0x1735: "/", 0x2041: "/", 0x2571: "/",
+	0x27CB: "/", 0x31D3: "/", 0x3033: "/", 0x2CC6: "/", 0x4E3F: "/", 0x2F03: "/", 0x30CE: "/",
+	0xFF89: "/", 0x1D23A: "/", 0x2AFD: "//", 0x29F6: "/",
+	0xFF3C: "\\", 0xFE68: "\\", 0x2216: "\\", 0x29F5: "\\", 0x29F9: "\\", 0x27CD: "\\", 0x2572: "\\",
+	0x31D4: "\\", 0x4E36: "\\", 0x2F02: "\\",
+	// "-": minus signs and lines drawn as dashes.
+	0x2212: "-", 0x2796: "-", 0x02D7: "-", 0x06D4: "-", 0x2CBA: "-", 0x2043: "-", 0x30FC: "-",
+	0xFF70: "-", 0x4E00: "-", 0x2F00: "-", 0x3161: "-", 0x1173: "-", 0x2500: "-", 0x2501: "-",
+	0x23AF: "-", 0x2574: "-", 0x2576: "-", 0x2578: "-", 0x257A: "-", 0x2013: "-", 0x2014: "-",
+	0x2015: "-", 0x2E3A: "-", 0x2E3B: "-", 0x10EAD: "-", 0x2011: "-", 0x2010: "-", 0x2012: "-",
+	// ".": middle dots.
+	0x00B7: ".", 0x2027: ".", 0x22C5: ".", 0x2219: ".", 0x30FB: ".", 0xFF65: ".",
+	// "_".
+	0x2017: "_", 0x2581: "_", 0x07FA: "_",
+	// Letters that older confusables data maps to small capitals or to
+	// Greek letters of their own, though they read as these.
+	0x1D1B: "t", 0x03C4: "t", 0x0442: "t", 0xAB72: "t", 0x03C0: "n", 0x043F: "n", 0x1D28: "n",
+	0x03D6: "n", 0x213C: "n", 0x0446: "u",
+	// Blank-looking symbols read as a space.
+	0x2800: " ",
+}
+
+// letterRuns are alphabets of 26 letters, a to z, that neither source
+// maps: parenthesized, negative circled, negative squared and regional
+// indicator letters.
+var letterRuns = []rune{0x249C, 0x1F150, 0x1F170, 0x1F1E6}
+
+func main() {
+	path := flag.String("confusables", "confusables.txt", "the UTS #39 confusables.txt")
+	flag.Parse()
+	conf, version, err := readConfusables(*path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	g := gen{conf: conf}
+	type entry struct {
+		r  rune
+		to string
+	}
+	var entries []entry
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if byRule(r) != "" || !utf8Valid(r) {
+			continue
+		}
+		to, ok := g.fold(r, 0)
+		if !ok || to == "" {
+			continue
+		}
+		if unicode.Is(unicode.Pd, r) && to == "-" {
+			continue // by rule
+		}
+		entries = append(entries, entry{r, to})
+	}
+	// Merge runs: consecutive runes that give the same string, or single
+	// letters or digits that count up with them.
+	type run struct {
+		lo, hi rune
+		to     string
+		inc    bool
+	}
+	var runs []run
+	for _, e := range entries {
+		if n := len(runs); n > 0 {
+			last := &runs[n-1]
+			if e.r == last.hi+1 {
+				switch {
+				case !last.inc && e.to == last.to:
+					last.hi = e.r
+					continue
+				case len(e.to) == 1 && len(last.to) == 1 && sameClass(last.to[0], e.to[0]) &&
+					(last.inc || last.lo == last.hi) && rune(e.to[0]) == rune(last.to[0])+(e.r-last.lo):
+					last.hi, last.inc = e.r, true
+					continue
+				}
+			}
+		}
+		runs = append(runs, run{e.r, e.r, e.to, false})
+	}
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(w, "// Code generated by foldgen.go from NFKD (Unicode %s) and confusables.txt (%s); DO NOT EDIT.\n\n", norm.Version, version)
+	fmt.Fprintf(w, "package sanitize\n\n")
+	fmt.Fprintf(w, "// foldTable folds %d runes in %d runs, sorted by lo.\n", len(entries), len(runs))
+	fmt.Fprintf(w, "var foldTable = [...]foldRun{\n")
+	for i, r := range runs {
+		if i%4 == 0 {
+			w.WriteString("\t")
+		}
+		fmt.Fprintf(w, "{0x%04X, 0x%04X, %s, %v},", r.lo, r.hi, strconv.Quote(r.to), r.inc)
+		if i%4 == 3 || i == len(runs)-1 {
+			w.WriteString("\n")
+		} else {
+			w.WriteString(" ")
+		}
+	}
+	fmt.Fprintf(w, "}\n")
+	if err := w.Flush(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func utf8Valid(r rune) bool { return r < 0xD800 || r > 0xDFFF }
+
+// sameClass reports whether a and b are both letters or both digits.
+func sameClass(a, b byte) bool {
+	return 'a' <= a && a <= 'z' && 'a' <= b && b <= 'z' || '0' <= a && a <= '9' && '0' <= b && b <= '9'
+}
+
+func isAlnum(b byte) bool { return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' }
+
+// byRule reports what fold.go's rules make of r before its table: space,
+// tag characters, ignorables ("\x00" stands for "nothing").
+func byRule(r rune) string {
+	switch {
+	case r >= 0xE0020 && r <= 0xE007E:
+		return "tag"
+	case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
+		return " "
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc, unicode.Cf, unicode.Cc,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector):
+		return "\x00"
+	}
+	return ""
+}
+
+type gen struct{ conf map[rune][]rune }
+
+// fold returns the delimiter characters r reads as, if it reads as
+// nothing else.
+func (g *gen) fold(r rune, depth int) (string, bool) {
+	if depth > 5 {
+		return "", false
+	}
+	if r < 0x80 {
+		c := byte(unicode.ToLower(r))
+		if isAlnum(c) || strings.IndexByte("</\\-_. ", c) >= 0 {
+			return string(c), true
+		}
+		return "", false
+	}
+	if s, ok := curated[r]; ok {
+		return s, true
+	}
+	for _, base := range letterRuns {
+		if r >= base && r < base+26 {
+			return string('a' + (r - base)), true
+		}
+	}
+	switch byRule(r) {
+	case " ":
+		return " ", true
+	case "\x00":
+		return "", true
+	case "tag":
+		return g.fold(r-0xE0000, depth+1)
+	}
+	if unicode.Is(unicode.Pd, r) {
+		return "-", true
+	}
+	if d := []rune(norm.NFKD.String(string(r))); len(d) != 1 || d[0] != r {
+		if s, ok := g.foldAll(d, depth); ok && s != "" {
+			return s, true
+		}
+	}
+	if t, ok := g.conf[r]; ok {
+		if s, ok := g.foldAll(t, depth); ok && s != "" {
+			return s, true
+		}
+	}
+	if l := unicode.ToLower(r); l != r {
+		return g.fold(l, depth+1)
+	}
+	return "", false
+}
+
+func (g *gen) foldAll(rs []rune, depth int) (string, bool) {
+	var b strings.Builder
+	for _, c := range rs {
+		s, ok := g.fold(c, depth+1)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(s)
+	}
+	return b.String(), true
+}
+
+// readConfusables reads the source and prototype of each line of
+// confusables.txt, "0441 ;\t0063 ;\tMA\t# ...", and its "# Version:".
+func readConfusables(path string) (m map[rune][]rune, version string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	m = make(map[rune][]rune)
+	version = "version unknown"
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "# Version:"); ok {
+			version = "version " + strings.TrimSpace(v)
+		}
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		fields := strings.Split(line, ";")
+		if len(fields) < 2 {
+			continue
+		}
+		src, err := parseRunes(fields[0])
+		if err != nil || len(src) != 1 {
+			continue
+		}
+		dst, err := parseRunes(fields[1])
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
+		}
+		m[src[0]] = dst
+	}
+	return m, version, sc.Err()
+}
+
+func parseRunes(s string) ([]rune, error) {
+	var rs []rune
+	for _, h := range strings.Fields(s) {
+		v, err := strconv.ParseUint(strings.TrimPrefix(h, "\ufeff"), 16, 32)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, rune(v))
+	}
+	return rs, nil
+}
