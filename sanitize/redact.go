@@ -159,7 +159,10 @@ func (r *Redactor) redactText(s string, counts *map[string]int) string {
 			}
 			skip = rules[i].find(s, sp, &st, func(start, end, ctx int) {
 				secret := s[start:end]
-				if secret == "" || hasMarker && inMarker(s, start, end) {
+				// A secret, or the name it is assigned to, inside a
+				// [REDACTED:kind] is no secret: redacting twice changes
+				// nothing.
+				if secret == "" || hasMarker && inMarker(s, min(ctx, start), end) {
 					return
 				}
 				if v := rules[i].valid; v != nil && !v(s[ctx:start], secret) {
