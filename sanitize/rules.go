@@ -328,7 +328,17 @@ func bareToken(ctx, s string) bool { return bare(ctx, s) && tokenLike(s) }
 // also hold cache keys, sort keys and paths, so the value must look
 // generated and be long.
 func keyValue(ctx, s string) bool {
-	return len(s) >= 16 && bare(ctx, s) && tokenLike(s) && !strings.ContainsAny(s, "/.:") && entropy(s) >= 3.5
+	if strings.ContainsAny(s, ".:") || strings.Contains(s, "/") && !base64Like(s) {
+		return false // a file name, a cache key, a path
+	}
+	return len(s) >= 16 && bare(ctx, s) && tokenLike(s) && entropy(s) >= 3.5
+}
+
+// base64Like reports whether s looks like a key in base64: only its
+// alphabet, digits and both cases.
+func base64Like(s string) bool {
+	return strings.Trim(s, letters+digits+"+/=") == "" && strings.ContainsAny(s, digits) &&
+		strings.ContainsAny(s, lower) && strings.ContainsAny(s, upper)
 }
 
 // quotedKeyValue is keyValue for a quoted value, which may hold dots and
