@@ -232,8 +232,9 @@ var defaultRules = compile([]Rule{
 })
 
 // secretWords are the words that end the name of a secret, in any case
-// and naming style. "key" alone is not among them: it has a rule of its
-// own.
+// and naming style, as secretSuffix checks them in code. "key" alone is
+// not among them: a name that ends in it (STRIPE_KEY, cache_key) holds a
+// secret only if the value looks made by a machine (see keyAssigned).
 const secretWords = `(?:pass(?:w(?:or)?d|phrase|code)?|pwd|secret(?:[_.-]?key)?(?:[_.-]?base)?|token|` +
 	`(?:api|access|private|signing|encryption|master|account|shared[_.-]?access|subscription|client|app|consumer|license|auth)[_.-]?(?:key|secret)|` +
 	`apikey|credentials?|creds?|auth)`

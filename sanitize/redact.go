@@ -37,8 +37,9 @@ func (r *Redactor) rules() []Rule {
 // change, and a string under a key that names a secret ("password",
 // "apiKey", ...) is a secret as a whole.
 //
-// Redact costs one pass over s to find the rules' keywords, and then runs
-// each rule's regular expression only on the lines around its keywords.
+// Redact costs one pass over s to find the rules' keywords, and then
+// tries each rule only at its keywords, with bounded work at each: its
+// cost is linear in len(s), whatever s holds.
 func (r *Redactor) Redact(s string) (string, map[string]int) {
 	var counts map[string]int
 	s = r.redact(s, &counts)
