@@ -2,6 +2,8 @@ package sanitize_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,5 +67,85 @@ func BenchmarkEnvelope64KiB(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _ = e.PostToolUse(context.Background(), call, res)
+	}
+}
+
+// tenMB returns 10 MB of tool output: the ordinary corpus (source code,
+// docs, lockfiles, logs) over and over, with a document of the secrets
+// corpus every 100 KB or so, about a hundred secrets in all.
+func tenMB(b *testing.B) (string, int) {
+	b.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "redact", "ordinary", "*"))
+	if err != nil || len(files) == 0 {
+		b.Fatal("no ordinary corpus", err)
+	}
+	var ordinary []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ordinary = append(ordinary, string(data))
+	}
+	cases := loadSecretsCorpus(b)
+	var out strings.Builder
+	secrets := 0
+	for i := 0; out.Len() < 10<<20; i++ {
+		out.WriteString(ordinary[i%len(ordinary)])
+		if i%3 == 2 {
+			text, s := cases[(i/3)%len(cases)].generate(b, uint64(i))
+			out.WriteString(text)
+			secrets += len(s)
+		}
+	}
+	return out.String()[:10<<20], secrets
+}
+
+// BenchmarkRedact10MB measures redaction throughput on a large output,
+// as a tool that prints a log or a file would produce.
+func BenchmarkRedact10MB(b *testing.B) {
+	text, secrets := tenMB(b)
+	var r sanitize.Redactor
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	var counts map[string]int
+	for b.Loop() {
+		_, counts = r.Redact(text)
+	}
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	b.ReportMetric(float64(secrets), "secrets")
+	b.ReportMetric(float64(n), "redactions")
+}
+
+// BenchmarkRedactHostile measures redaction of text built to be costly:
+// a keyword on every few bytes of one long line, or a token that never
+// ends. Each costs a bounded amount of work per byte; none is quadratic.
+func BenchmarkRedactHostile(b *testing.B) {
+	const n = 256 << 10
+	inputs := []struct{ name, text string }{
+		{"assignments", strings.Repeat("password=", n/9)},
+		{"quotes", strings.Repeat(`password: "`, n/11)},
+		{"endless_value", "token: " + strings.Repeat("a", n)},
+		{"key_names", strings.Repeat(`key="`, n/5)},
+		{"pem_no_end", strings.Repeat("-----BEGIN RSA PRIVATE KEY-----\"\n", n/33)},
+		{"token_prefixes", strings.Repeat("sk-", n/3)},
+		{"headers", strings.Repeat("Authorization: ", n/15)},
+		{"url_schemes", strings.Repeat("http://a:", n/9)},
+		{"pairs", strings.Repeat("name: x_password\nvalue: ", n/24)},
+		{"commands", strings.Repeat("mysql ", n/6)},
+		{"inside_keywords", strings.Repeat("-us", n/3)},
+		{"escaped_lines", strings.Repeat(`\npassword: x`, n/13)},
+	}
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) {
+			var r sanitize.Redactor
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				r.Redact(in.text)
+			}
+		})
 	}
 }

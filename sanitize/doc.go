@@ -17,10 +17,22 @@
 // spaces and dashes), is neutralized first, so the output cannot end the
 // envelope early. Resource URIs and MIME types are neutralized too.
 //
-// [Redactor] replaces common secret shapes (private keys, provider API
-// keys, cloud and chat tokens, JWTs, bearer tokens, passwords in URLs and
-// credential assignments) with [REDACTED:<kind>], and records how many of
-// each kind it replaced in the result's Meta.Extra under [ExtraKey]. Run it
-// before the envelope, and before any hook that logs the output. It can
-// also redact events on their way to a log, with RedactEvent.
+// [Redactor] replaces secrets with [REDACTED:<kind>]: the token formats of
+// some sixty services, private keys, JWTs, passwords in URLs, credentials
+// in headers, and values assigned to names that say they are secret, in
+// .env files, YAML, JSON, commands and code (see [DefaultRules]). As a
+// post-tool-use hook it records how many of each kind it replaced in the
+// result's Meta.Extra under [ExtraKey]; run it before the envelope, and
+// before any hook that logs the output. A secret can reach a log by more
+// ways than a tool's output, so the same Redactor also covers the others:
+//
+//   - [Redactor.RedactEvent] redacts every field of an event that can
+//     hold text (the prompt, the model's response and its tool calls,
+//     arguments, results, progress, errors) on its way to an event log or
+//     telemetry;
+//   - [Redactor.LogHandler] redacts the records of a log/slog logger.
+//
+// Redaction is one pass over the text to find the rules' keywords, and
+// bounded work at each keyword: about 180 MB/s on ordinary text, and
+// linear on any text (see BenchmarkRedact10MB and BenchmarkRedactHostile).
 package sanitize

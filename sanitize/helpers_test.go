@@ -1,6 +1,7 @@
 package sanitize_test
 
 import (
+	"encoding/json"
 	"regexp"
 	"testing"
 
@@ -10,3 +11,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+func decodeJSON(b []byte) (map[string]any, error) {
+	var m map[string]any
+	err := json.Unmarshal(b, &m)
+	return m, err
+}

@@ -24,6 +24,13 @@
 // toolloop.tool.calls for tool calls, each with the tool's name and error
 // type.
 //
+// Spans carry no free text unless Options.RecordContent is set: no tool
+// arguments or output, no progress message, no error message (a failed
+// span's status description is its error type). With RecordContent, what
+// is recorded first goes through Options.Redact, by default
+// [sanitize.Redactor.RedactEvent], so that secrets in arguments, output
+// and errors are replaced with [REDACTED:<kind>].
+//
 // Record has no context, so run spans are roots unless you pass a parent
 // with Within. Middleware puts a call's span in the context its tool runs
 // with, so spans the tool starts (an HTTP request, a database query) are

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/sanitize"
 )
 
 // ScopeName is the instrumentation scope of the Observer's tracer and
@@ -42,8 +43,9 @@ const (
 	TruncatedKey = attribute.Key("toolloop.tool.truncated")
 )
 
-// Options configure an [Observer]. The zero value records no content and
-// names no agent, provider or model.
+// Options configure an [Observer]. The zero value records no content (no
+// text from the model, a tool or an error) and names no agent, provider
+// or model.
 type Options struct {
 	// AgentName is gen_ai.agent.name, and names the run spans
 	// "invoke_agent <AgentName>".
@@ -53,16 +55,26 @@ type Options struct {
 	// Model is gen_ai.request.model, the model the loop asks for; chat
 	// spans are named after it, or else after the model that answered.
 	Model string
-	// RecordContent adds tool arguments and results to tool spans
-	// (gen_ai.tool.call.arguments and gen_ai.tool.call.result). They may
-	// hold personal or secret data, so it is off by default.
+	// RecordContent adds what tools were given and said to spans: tool
+	// arguments and results (gen_ai.tool.call.arguments and
+	// gen_ai.tool.call.result), progress messages, and the error message
+	// as a failed span's status description. They may hold personal or
+	// secret data, so it is off by default: spans then carry no free text
+	// at all, and a failed span's status description is its error type.
+	// Recorded content goes through Redact first.
 	RecordContent bool
+	// Redact rewrites an event before its content is recorded; nil means
+	// the RedactEvent method of a zero [sanitize.Redactor], which replaces
+	// secrets with [REDACTED:<kind>]. It is only called when RecordContent
+	// is set, and only for events whose content is recorded.
+	Redact func(toolloop.Event) toolloop.Event
 }
 
 // Observer records the events of one or more AgentLoops as spans and
 // metrics. It is safe for concurrent use.
 type Observer struct {
 	opts   Options
+	redact func(toolloop.Event) toolloop.Event
 	tracer trace.Tracer
 
 	opDuration genaiconv.ClientOperationDuration
@@ -109,7 +121,10 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts Options) (*Obser
 		mp = otel.GetMeterProvider()
 	}
 	meter := mp.Meter(ScopeName)
-	o := &Observer{opts: opts, tracer: tp.Tracer(ScopeName), runs: make(map[string]*run)}
+	o := &Observer{opts: opts, redact: opts.Redact, tracer: tp.Tracer(ScopeName), runs: make(map[string]*run)}
+	if o.redact == nil {
+		o.redact = new(sanitize.Redactor).RedactEvent
+	}
 	var errs [4]error
 	o.opDuration, errs[0] = genaiconv.NewClientOperationDuration(meter, metric.WithExplicitBucketBoundaries(durationBuckets...))
 	o.tokens, errs[1] = genaiconv.NewClientTokenUsage(meter, metric.WithExplicitBucketBoundaries(tokenBuckets...))
@@ -122,6 +137,16 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts Options) (*Obser
 		return nil, err
 	}
 	return o, nil
+}
+
+// hasContent reports whether the Observer records content of events of
+// type t, when Options.RecordContent is set.
+func hasContent(t toolloop.EventType) bool {
+	switch t {
+	case toolloop.EventStart, toolloop.EventComplete, toolloop.EventProgress, toolloop.EventRunEnd:
+		return true
+	}
+	return false
 }
 
 // Record records e. Use it as an AgentLoop's OnEvent; run spans are roots.
@@ -170,6 +195,9 @@ func at(e toolloop.Event) time.Time {
 }
 
 func (o *Observer) record(parent context.Context, e toolloop.Event) {
+	if o.opts.RecordContent && hasContent(e.Type) {
+		e = o.redact(e) // before the lock: it may take a while
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch e.Type {

@@ -89,12 +89,15 @@ func (o *Observer) endTool(r *run, e toolloop.Event) {
 	metricAttrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(e.Tool)}
 	if res.IsError() {
 		kind := "_OTHER"
-		msg := ""
 		if res.Error != nil {
-			kind, msg = string(res.Error.Kind), res.Error.Message
+			kind = string(res.Error.Kind)
+		}
+		desc := kind
+		if o.opts.RecordContent && res.Error != nil {
+			desc = res.Error.Message
 		}
 		span.SetAttributes(semconv.ErrorTypeKey.String(kind))
-		span.SetStatus(codes.Error, msg)
+		span.SetStatus(codes.Error, desc)
 		metricAttrs = append(metricAttrs, semconv.ErrorTypeKey.String(kind))
 	}
 	span.End(trace.WithTimestamp(at(e)))
@@ -127,8 +130,10 @@ func (o *Observer) toolEvent(r *run, e toolloop.Event) {
 		attrs = append(attrs, attribute.String("toolloop.hook", e.Hook.Hook),
 			attribute.Int("toolloop.hook.index", e.Hook.Index), attribute.String("toolloop.hook.effect", e.Hook.Effect))
 	case e.Progress != nil:
-		attrs = append(attrs, attribute.String("toolloop.progress.message", e.Progress.Message),
-			attribute.Float64("toolloop.progress.done", e.Progress.Done), attribute.Float64("toolloop.progress.total", e.Progress.Total))
+		attrs = append(attrs, attribute.Float64("toolloop.progress.done", e.Progress.Done), attribute.Float64("toolloop.progress.total", e.Progress.Total))
+		if o.opts.RecordContent && e.Progress.Message != "" {
+			attrs = append(attrs, attribute.String("toolloop.progress.message", e.Progress.Message))
+		}
 	}
 	ts.span.AddEvent(string(e.Type), trace.WithTimestamp(at(e)), trace.WithAttributes(attrs...))
 }
@@ -165,10 +170,14 @@ func runErrorType(stop toolloop.StopReason) string {
 func (o *Observer) endRun(r *run, e toolloop.Event) {
 	t := at(e)
 	failed := e.Error != "" && !r.paused
+	desc := runErrorType(e.StopReason)
+	if o.opts.RecordContent {
+		desc = e.Error
+	}
 	if r.chat != nil {
 		// The model failed: no response came.
 		r.chat.SetAttributes(semconv.ErrorTypeKey.String(runErrorType(e.StopReason)))
-		r.chat.SetStatus(codes.Error, e.Error)
+		r.chat.SetStatus(codes.Error, desc)
 		r.chat.End(trace.WithTimestamp(t))
 		attrs := append(o.metricAttrs(genaiconv.OperationNameChat), semconv.ErrorTypeKey.String(runErrorType(e.StopReason)))
 		o.opDuration.Float64Histogram.Record(context.Background(), t.Sub(r.chatAt).Seconds(), metric.WithAttributes(attrs...))
@@ -182,7 +191,7 @@ func (o *Observer) endRun(r *run, e toolloop.Event) {
 	}
 	if failed {
 		r.span.SetAttributes(semconv.ErrorTypeKey.String(runErrorType(e.StopReason)))
-		r.span.SetStatus(codes.Error, e.Error)
+		r.span.SetStatus(codes.Error, desc)
 		attrs = append(attrs, semconv.ErrorTypeKey.String(runErrorType(e.StopReason)))
 	}
 	o.opDuration.Float64Histogram.Record(context.Background(), t.Sub(r.start).Seconds(), metric.WithAttributes(attrs...))
