@@ -48,6 +48,12 @@ type Options struct {
 	// BufferSize is the size of the buffer that holds transient events
 	// until the next durable one; 0 means DefaultBufferSize.
 	BufferSize int
+
+	// Redact, if set, is applied to every event before it is written, so
+	// that no secret reaches the file: set it to a sanitize.Redactor's
+	// RedactEvent. It must not change the event it is given (RedactEvent
+	// copies what it changes), and must be safe for concurrent use.
+	Redact func(toolloop.Event) toolloop.Event
 }
 
 // ErrClosed is the error of Flush and Sync on a closed Writer.
@@ -212,6 +218,9 @@ func (w *Writer) Record(e toolloop.Event) {
 	durable := !e.Type.Transient()
 	if !durable && w.opts.DropTransient {
 		return
+	}
+	if w.opts.Redact != nil {
+		e = w.opts.Redact(e)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -16,9 +16,11 @@ import (
 // messages of run.start (the prompt), the response of model.response (its
 // text, reasoning and tool calls), results, partial output, progress,
 // pending calls, approvals, verdicts, hook details, repairs, stacks and
-// errors. Use it to keep secrets out of an event log and out of telemetry:
+// errors, and the messages of a transcript edit. Use it to keep secrets
+// out of an event log (eventlog.Options.Redact) and out of telemetry
+// (telemetry redacts with it by default):
 //
-//	loop.OnEvent = func(e toolloop.Event) { w.Record(redactor.RedactEvent(e)) }
+//	w, err := eventlog.Create(path, eventlog.Options{Redact: redactor.RedactEvent})
 //
 // What it leaves alone are the identifiers that tie events together (run
 // and call IDs), enumerations (event type, role, status, error kind, stop
@@ -79,6 +81,13 @@ func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 		return or(w.str(&p.Name), w.raw(&p.Arguments), w.str(&p.Reason), w.str(&p.Rule), w.meta(&p.Meta), w.strs(&p.Notes))
 	})
 	w.approvals(&e.Approvals)
+	if e.Edit != nil {
+		ed := *e.Edit
+		splices := each(&ed.Splices, func(sp *toolloop.Splice) bool { return w.messages(&sp.Messages) })
+		if or(w.str(&ed.Strategy), w.str(&ed.Reason), w.str(&ed.Model), splices) {
+			e.Edit = &ed
+		}
+	}
 	w.str(&e.Error)
 	return e
 }

@@ -33,8 +33,9 @@ var unredacted = map[string]bool{
 	"Content.Type":        true,
 	"Reasoning.Provider":  true, "Reasoning.ID": true, "Reasoning.Signature": true, "Reasoning.Encrypted": true, "Reasoning.CallID": true,
 	"ToolResult.CallID": true, "ToolResult.Status": true,
-	"ToolError.Kind":    true,
-	"ResultMeta.Source": true,
+	"ToolError.Kind":         true,
+	"ResultMeta.Source":      true,
+	"TranscriptEdit.CallIDs": true,
 }
 
 // secretText is what each field is filled with: text holding a token.

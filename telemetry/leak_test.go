@@ -70,7 +70,8 @@ func (t runTool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolRe
 //
 //	redactor := new(sanitize.Redactor)
 //	logger := slog.New(redactor.LogHandler(handler))
-//	loop.OnEvent = toolloop.Tee(logger, func(e toolloop.Event) { w.Record(redactor.RedactEvent(e)) }, obs.Record)
+//	w, _ := eventlog.Create(path, eventlog.Options{Redact: redactor.RedactEvent})
+//	loop.OnEvent = toolloop.Tee(logger, w.Record, obs.Record)
 //
 // No part of any secret may be in the log file, the spans or the log
 // output, whether telemetry records content or not.
@@ -119,7 +120,7 @@ func runLeakyLoop(t *testing.T, docs []corpusDoc, recordContent bool) leakOutput
 	logger := slog.New(redactor.LogHandler(slog.NewJSONHandler(&slogBuf, nil)))
 
 	path := filepath.Join(t.TempDir(), "events.jsonl")
-	w, err := eventlog.Create(path, eventlog.Options{NoSync: true})
+	w, err := eventlog.Create(path, eventlog.Options{NoSync: true, Redact: redactor.RedactEvent})
 	require.NoError(t, err)
 
 	exp := tracetest.NewInMemoryExporter()
@@ -169,7 +170,7 @@ func runLeakyLoop(t *testing.T, docs []corpusDoc, recordContent bool) leakOutput
 	}
 	loop := &toolloop.AgentLoop{
 		Model: model, Tools: reg, Logger: logger, MaxIterations: len(replies) + 2,
-		OnEvent: toolloop.Tee(logger, func(e toolloop.Event) { w.Record(redactor.RedactEvent(e)) }, obs.Record, ui),
+		OnEvent: toolloop.Tee(logger, w.Record, obs.Record, ui),
 		Hooks:   toolloop.Hooks{Middleware: []toolloop.Middleware{obs.Middleware}},
 	}
 	_, err = loop.Run(context.Background(), prompt)
