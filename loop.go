@@ -101,7 +101,9 @@ type AgentLoop struct {
 	// waits for it. With no OnEvent, no event is built.
 	OnEvent func(Event)
 	// Logger, if set, receives warnings the loop cannot report otherwise,
-	// such as a panicking OnEvent.
+	// such as a panicking OnEvent. Their values can hold tool output: wrap
+	// the handler with a sanitize.Redactor's LogHandler to keep secrets
+	// out of the log.
 	Logger *slog.Logger
 }
 
