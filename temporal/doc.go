@@ -156,7 +156,10 @@
 //   - A [StoreCodec] moves every large payload to a [PayloadStore] of your
 //     own and leaves its key in the history, so that a transcript is no
 //     longer bounded by Temporal's payload limit (2 MB by default) and a
-//     long run's history stays small. The workflow still holds the
+//     long run's history stays small. Without one, the transcript must fit
+//     in a payload, and so must the continue-as-new input, which adds the
+//     run's executions (RunResult.Executions) to it; context managers keep
+//     the transcript small, not the executions. The workflow still holds the
 //     transcript in the worker's memory; the store holds every turn's
 //     copy, so it grows with the sum of the transcripts sent.
 //   - An encrypting codec (Example_encryption has one with AES-GCM) keeps

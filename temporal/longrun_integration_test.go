@@ -427,3 +427,56 @@ func recordChain(t *testing.T, c client.Client, id, prefix string) {
 		recordHistory(t, c, id, r, fmt.Sprintf("%s-%d.json", prefix, i+1))
 	}
 }
+
+// durationAgent is the agent of TestIntegrationMaxDuration; model may be
+// nil for the replayer.
+func durationAgent(model toolloop.Model) temporal.Agent {
+	return temporal.Agent{Loop: &toolloop.AgentLoop{
+		Model: model, Tools: goldenTools(),
+		ContextManagers: []toolloop.ContextManager{&toolloop.ClearToolResults{}},
+		Budget:          toolloop.Budget{MaxDuration: 2 * time.Second, WrapUp: true},
+	}, HeartbeatTimeout: time.Second}
+}
+
+// TestIntegrationMaxDuration: on a real server, Budget.MaxDuration's
+// timer cancels the call in progress; the context managers run again and
+// the run wraps up with tools disabled, then ends with the duration limit.
+// With -record its history joins the replay test.
+func TestIntegrationMaxDuration(t *testing.T) {
+	c, err := dial(serverAddress(t))
+	require.NoError(t, err)
+	defer c.Close()
+	model := looptest.NewModel(t,
+		looptest.Turn{Reply: looptest.Calls(looptest.Call("call_1", "add", `{"a":1,"b":2}`))},
+		looptest.Turn{Reply: looptest.Calls(looptest.Call("call_2", "hang", `{}`))},
+		looptest.Turn{Reply: looptest.Text("1+2=3; the second step hung."), Check: func(req *toolloop.Request) string {
+			if req.ToolChoice.Mode != toolloop.ToolChoiceNone {
+				return "the wrap-up turn must set tool choice none"
+			}
+			return ""
+		}})
+	queue := "duration-" + fmt.Sprint(time.Now().UnixNano())
+	w := worker.New(c, queue, worker.Options{})
+	temporal.Register(w, durationAgent(model))
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := temporal.Start(ctx, c, temporal.RunOptions{StartWorkflowOptions: client.StartWorkflowOptions{ID: queue, TaskQueue: queue}},
+		[]toolloop.Message{toolloop.UserMessage("Add, then wait.")})
+	require.NoError(t, err)
+	res, err := temporal.Wait(ctx, run)
+	var be *toolloop.BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, toolloop.BudgetError{Limit: toolloop.LimitDuration, Used: 2, Max: 2}, *be)
+	require.NotNil(t, res)
+	looptest.AssertValid(t, res.Messages)
+	assert.Equal(t, "1+2=3; the second step hung.", res.FinalText)
+	assert.Equal(t, 3, res.Turns)
+	r := looptest.Results(res.Messages)["call_2"]
+	require.NotNil(t, r.Error)
+	assert.Equal(t, toolloop.KindCanceled, r.Error.Kind)
+	if *record {
+		recordHistory(t, c, run.GetID(), run.GetRunID(), "longrun-duration-1.json")
+	}
+}

@@ -18,7 +18,9 @@ import (
 // parallel calls, a retry after a killed worker, approvals by signal, a
 // cancellation, and long runs (TestIntegrationLongRunGoldens: context
 // management with a compaction and an overflow retry, a wrap-up turn,
-// StopWhen, the failure policy, continue-as-new every two turns). A change to the workflow that would break the runs in
+// StopWhen, the failure policy, continue-as-new every two turns;
+// TestIntegrationMaxDuration: the duration timer, a wrap-up with context
+// managers). A change to the workflow that would break the runs in
 // flight fails here with a non-determinism error; guard such a change
 // with workflow.GetVersion.
 func TestReplay(t *testing.T) {
@@ -33,7 +35,11 @@ func TestReplay(t *testing.T) {
 			// loop's limits and policies, not its model or tools.
 			a := temporal.Agent{Loop: &toolloop.AgentLoop{}}
 			if name, ok := longRunScenario(filepath.Base(path)); ok {
-				a = longRunAgent(name, nil)
+				if name == "duration" {
+					a = durationAgent(nil)
+				} else {
+					a = longRunAgent(name, nil)
+				}
 				longRuns++
 			}
 			temporal.Register(r, a)
