@@ -140,9 +140,9 @@ func newAgent(a Agent) *agent {
 // Register registers the agent's workflow with r and, when r registers
 // activities too (a worker.Worker does, a worker.WorkflowReplayer does
 // not), its three activities: Name+".model", Name+".call" and
-// Name+".context" (the loop's context managers). It panics if the agent has no Loop, or, when
-// registering activities, no Model, or if the names are taken: these are
-// mistakes in the program.
+// Name+".context" (the loop's context managers). It panics if the agent
+// has no Loop, or, when registering activities, no Model, or if the names
+// are taken: these are mistakes in the program.
 func Register(r worker.WorkflowRegistry, a Agent) {
 	ag := newAgent(a)
 	r.RegisterWorkflowWithOptions(ag.workflow, workflow.RegisterOptions{Name: ag.Name})
