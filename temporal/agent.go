@@ -17,8 +17,9 @@ const DefaultName = "toolloop"
 
 // Defaults for the zero fields of an [Agent].
 const (
-	DefaultModelTimeout     = 10 * time.Minute
-	DefaultHeartbeatTimeout = 30 * time.Second
+	DefaultModelTimeout         = 10 * time.Minute
+	DefaultHeartbeatTimeout     = 30 * time.Second
+	DefaultMaxTurnsPerExecution = 100
 )
 
 // callOverhead is added to a tool's timeout to bound one attempt of its
@@ -76,9 +77,15 @@ type Agent struct {
 
 	// MaxTurnsPerExecution makes the workflow continue as new (see
 	// [workflow.NewContinueAsNewError]) after this many model turns in one
-	// workflow execution; 0 means only when Temporal suggests it, as the
-	// history nears its limits. Either way the workflow continues as new
-	// only between turns, with every call answered.
+	// workflow execution, as well as whenever Temporal suggests it (the
+	// history nears its limits); 0 means DefaultMaxTurnsPerExecution, and
+	// a negative value leaves it to Temporal. Either way the workflow
+	// continues as new only between turns, with every call answered.
+	//
+	// The bound matters most with a StoreCodec, whose small histories
+	// Temporal lets grow to thousands of events: a worker that replays an
+	// execution (after a restart, or when its cache dropped the run)
+	// encodes the transcript of each of its turns again.
 	MaxTurnsPerExecution int
 }
 
@@ -124,6 +131,9 @@ func newAgent(a Agent) *agent {
 	}
 	if a.HeartbeatTimeout <= 0 {
 		a.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if a.MaxTurnsPerExecution == 0 {
+		a.MaxTurnsPerExecution = DefaultMaxTurnsPerExecution
 	}
 	if a.ModelRetry == nil {
 		p := defaultModelRetry

@@ -38,7 +38,7 @@ func (c *carried) restore(rn *run) time.Duration {
 // continueAsNew reports whether the run should continue as new before
 // its next turn: Temporal suggests it (the history nears its limits on
 // events or bytes), or this execution has taken Agent.MaxTurnsPerExecution
-// turns. An execution always takes at least one turn.
+// turns (when positive). An execution always takes at least one turn.
 func (rn *run) continueAsNew() bool {
 	if !rn.longRun || rn.turnsHere == 0 {
 		return false

@@ -135,7 +135,8 @@
 // keeps every turn, so a long run's history grows fast. Between turns,
 // with every call of the last turn answered, the workflow continues as
 // new when Temporal suggests it (the history nears its limits on events
-// or bytes) or after Agent.MaxTurnsPerExecution turns: the next execution
+// or bytes) or after Agent.MaxTurnsPerExecution turns (100 by default):
+// the next execution
 // gets the transcript and the run's state (turn count, accounting,
 // executions, consecutive failures, the time spent for MaxDuration, the
 // token estimate of the context managers) in its Input, and goes on as if

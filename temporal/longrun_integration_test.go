@@ -97,9 +97,10 @@ func storeConverter() converter.DataConverter {
 
 // TestIntegrationThousandTurns runs 1,000 model turns, each with one
 // tool call, on a real server, with the transcripts in a store (a
-// StoreCodec): each model turn sends the whole transcript. The run
-// continues as new whenever the server suggests it, as its history nears
-// Temporal's limit on events, carrying its transcript and accounting.
+// StoreCodec): each model turn sends the whole transcript. With no turn
+// limit of its own, the run continues as new whenever the server suggests
+// it, as its history nears Temporal's limit on events, carrying its
+// transcript and accounting.
 // Describe and Wait follow it to its last execution; every call ran
 // exactly once. (BenchmarkIntegrationTurns measures the same runs.)
 func TestIntegrationThousandTurns(t *testing.T) {
@@ -111,7 +112,7 @@ func TestIntegrationThousandTurns(t *testing.T) {
 	defer cancel()
 
 	start := time.Now()
-	run, tk, wait := tickRun(ctx, t, c, turns, 0)
+	run, tk, wait := tickRun(ctx, t, c, turns, -1)
 	firstRunID := run.GetRunID()
 	// The status query reaches the latest execution, past the first ones.
 	require.Eventually(t, func() bool {
@@ -150,8 +151,9 @@ func TestIntegrationThousandTurns(t *testing.T) {
 
 // BenchmarkIntegrationTurns measures runs of 1,000 turns (one tool call
 // each) on a real server: with the default data converter, and with the
-// transcripts in a store; continued as new when the server suggests it,
-// and every 100 turns. Each op is a whole run; turns/s is the rate.
+// transcripts in a store; continued as new every 100 turns (the default)
+// or only when the server suggests it. Each op is a whole run; turns/s is
+// the rate.
 func BenchmarkIntegrationTurns(b *testing.B) {
 	const turns = 1000
 	for _, bc := range []struct {
@@ -160,8 +162,9 @@ func BenchmarkIntegrationTurns(b *testing.B) {
 		perExec int
 	}{
 		{"plain", func() converter.DataConverter { return nil }, 0},
+		{"plain_server_suggests", func() converter.DataConverter { return nil }, -1},
 		{"store", storeConverter, 0},
-		{"store_100_per_execution", storeConverter, 100},
+		{"store_server_suggests", storeConverter, -1},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c, err := dialWith(serverAddress(b), bc.dc())
