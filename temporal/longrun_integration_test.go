@@ -104,6 +104,9 @@ func storeConverter() converter.DataConverter {
 // Describe and Wait follow it to its last execution; every call ran
 // exactly once. (BenchmarkIntegrationTurns measures the same runs.)
 func TestIntegrationThousandTurns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 turns take half a minute (two with -race)")
+	}
 	c, err := dialWith(serverAddress(t), storeConverter())
 	require.NoError(t, err)
 	defer c.Close()
