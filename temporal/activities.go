@@ -20,6 +20,8 @@ type turnInput struct {
 	RunID    string             `json:"run_id"`
 	Turn     int                `json:"turn"`
 	Messages []toolloop.Message `json:"messages"`
+	// ToolChoice is none on a wrap-up turn.
+	ToolChoice toolloop.ToolChoice `json:"tool_choice,omitzero"`
 }
 
 // turnOutput is the model activity's result: the model's response, as
@@ -28,6 +30,15 @@ type turnInput struct {
 type turnOutput struct {
 	Response *toolloop.Response `json:"response"`
 	Calls    []callPolicy       `json:"calls,omitempty"`
+	// Cost is what the response's usage cost, from the loop's model table
+	// on the worker; Unpriced says the model has no price there. Pricing
+	// here, not in the workflow, records the price in the history, so a
+	// changed table never changes a replay.
+	Cost     float64 `json:"cost_usd,omitempty"`
+	Unpriced bool    `json:"unpriced,omitempty"`
+	// SpecTokens estimates the tool specs of the request, for the token
+	// count the context managers see.
+	SpecTokens int `json:"spec_tokens,omitempty"`
 }
 
 // callPolicy is how the workflow schedules one call, from the spec of the
@@ -66,10 +77,11 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 	hb := &beat{hb: heartbeat{Turn: in.Turn}}
 	stop := keepAlive(ctx, ag.heartbeatEvery(), hb)
 	defer stop()
-	req := &toolloop.Request{Messages: in.Messages}
+	req := &toolloop.Request{Messages: in.Messages, ToolChoice: in.ToolChoice}
 	if l.Tools != nil {
 		req.Tools = l.Tools.Specs(ctx)
 	}
+	specTokens := estimateSpecs(req.Tools)
 	ag.emit(toolloop.Event{Type: toolloop.EventModelRequest, RunID: in.RunID, Turn: in.Turn})
 	resp, err := generate(ctx, l, req, func(typ toolloop.EventType, text string) {
 		ag.emit(toolloop.Event{Type: typ, RunID: in.RunID, Turn: in.Turn, Text: text})
@@ -79,8 +91,14 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 		activity.RecordHeartbeat(ctx, hb.snapshot())
 	})
 	if err != nil {
+		if errors.Is(err, providers.ErrContextLength) {
+			// Not retried here: the workflow asks the context managers to
+			// free room, then takes the turn again.
+			return nil, tsdk.NewApplicationErrorWithOptions(err.Error(), errTypeContextLength, tsdk.ApplicationErrorOptions{
+				NonRetryable: true, Details: []any{specTokens}})
+		}
 		var p *modelPanic
-		retry := !errors.As(err, &p) && !errors.Is(err, providers.ErrAuth) && !errors.Is(err, providers.ErrContextLength)
+		retry := !errors.As(err, &p) && !errors.Is(err, providers.ErrAuth)
 		return nil, tsdk.NewApplicationErrorWithOptions(err.Error(), errTypeModelFailed, tsdk.ApplicationErrorOptions{NonRetryable: !retry})
 	}
 	msg := toolloop.AssistantMessage(in.Turn, resp)
@@ -88,7 +106,8 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 		ag.emit(toolloop.Event{Type: toolloop.EventModelResponse, RunID: in.RunID, Turn: in.Turn,
 			Response: &toolloop.Response{Message: msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
 	}
-	out := &turnOutput{Response: resp, Calls: make([]callPolicy, len(msg.ToolCalls))}
+	out := &turnOutput{Response: resp, Calls: make([]callPolicy, len(msg.ToolCalls)), SpecTokens: specTokens}
+	out.Cost, out.Unpriced = ag.price(resp.Model, resp.Usage)
 	for i, tc := range msg.ToolCalls {
 		out.Calls[i] = ag.policy(ctx, tc.Name)
 	}

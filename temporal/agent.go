@@ -17,8 +17,9 @@ const DefaultName = "toolloop"
 
 // Defaults for the zero fields of an [Agent].
 const (
-	DefaultModelTimeout     = 10 * time.Minute
-	DefaultHeartbeatTimeout = 30 * time.Second
+	DefaultModelTimeout         = 10 * time.Minute
+	DefaultHeartbeatTimeout     = 30 * time.Second
+	DefaultMaxTurnsPerExecution = 100
 )
 
 // callOverhead is added to a tool's timeout to bound one attempt of its
@@ -30,10 +31,13 @@ const callOverhead = 5 * time.Minute
 // zero fields are the documented defaults; only Loop, with its Model, is
 // required.
 //
-// The workflow reads Loop's limits (MaxIterations, MaxConcurrency) and the
-// policies below while it runs, so, like workflow code, they must be the
-// same on every worker of a task queue, and a change to MaxIterations or
-// MaxConcurrency is a change to the workflow (see [workflow.GetVersion]).
+// The workflow reads Loop's limits (MaxIterations, MaxConcurrency, Budget,
+// Failures, whether it has ContextManagers) and the policies below while
+// it runs, so, like workflow code, they must be the same on every worker
+// of a task queue, and a change to them is a change to the workflow (see
+// [workflow.GetVersion]). Budget.StopWhen runs in workflow code and must
+// be deterministic. Loop.Models, the context managers themselves and
+// everything else of the loop are read in activities only.
 //
 // A run's ID (RunResult.RunID, and Call.RunID for guards, hooks and
 // tools) is its workflow ID. One attempt of a call activity may take the
@@ -41,8 +45,8 @@ const callOverhead = 5 * time.Minute
 // the heartbeat timeout.
 type Agent struct {
 	// Name is the workflow type the agent registers and is started by;
-	// its activities are Name+".model" and Name+".call". Empty means
-	// DefaultName. Give each agent of one worker its own name.
+	// its activities are Name+".model", Name+".call" and Name+".context".
+	// Empty means DefaultName. Give each agent of one worker its own name.
 	Name string
 	// Loop runs in the activities: its Model answers the model turns; its
 	// tools, guard, hooks, repairer, truncation and OnEvent serve the
@@ -70,6 +74,19 @@ type Agent struct {
 	// worker; 0 means DefaultHeartbeatTimeout. The activities heartbeat
 	// four times per timeout, and on every progress report.
 	HeartbeatTimeout time.Duration
+
+	// MaxTurnsPerExecution makes the workflow continue as new (see
+	// [workflow.NewContinueAsNewError]) after this many model turns in one
+	// workflow execution, as well as whenever Temporal suggests it (the
+	// history nears its limits); 0 means DefaultMaxTurnsPerExecution, and
+	// a negative value leaves it to Temporal. Either way the workflow
+	// continues as new only between turns, with every call answered.
+	//
+	// The bound matters most with a StoreCodec, whose small histories
+	// Temporal lets grow to thousands of events: a worker that replays an
+	// execution (after a restart, or when its cache dropped the run)
+	// encodes the transcript of each of its turns again.
+	MaxTurnsPerExecution int
 }
 
 // defaultModelRetry is the retry policy of model turns when
@@ -96,7 +113,7 @@ var noRetry = tsdk.RetryPolicy{MaximumAttempts: 1}
 // agent is a registered Agent with its defaults filled in.
 type agent struct {
 	Agent
-	modelActivity, callActivity string
+	modelActivity, callActivity, contextActivity string
 	// eventMu makes Loop.OnEvent see one event at a time, as in process,
 	// although the calls of a turn run in separate activities.
 	eventMu sync.Mutex
@@ -115,6 +132,9 @@ func newAgent(a Agent) *agent {
 	if a.HeartbeatTimeout <= 0 {
 		a.HeartbeatTimeout = DefaultHeartbeatTimeout
 	}
+	if a.MaxTurnsPerExecution == 0 {
+		a.MaxTurnsPerExecution = DefaultMaxTurnsPerExecution
+	}
 	if a.ModelRetry == nil {
 		p := defaultModelRetry
 		a.ModelRetry = &p
@@ -123,14 +143,16 @@ func newAgent(a Agent) *agent {
 		p := defaultToolRetry
 		a.ToolRetry = &p
 	}
-	return &agent{Agent: a, modelActivity: a.Name + ".model", callActivity: a.Name + ".call"}
+	return &agent{Agent: a, modelActivity: a.Name + ".model", callActivity: a.Name + ".call",
+		contextActivity: a.Name + ".context"}
 }
 
 // Register registers the agent's workflow with r and, when r registers
 // activities too (a worker.Worker does, a worker.WorkflowReplayer does
-// not), its two activities. It panics if the agent has no Loop, or, when
-// registering activities, no Model, or if the names are taken: these are
-// mistakes in the program.
+// not), its three activities: Name+".model", Name+".call" and
+// Name+".context" (the loop's context managers). It panics if the agent
+// has no Loop, or, when registering activities, no Model, or if the names
+// are taken: these are mistakes in the program.
 func Register(r worker.WorkflowRegistry, a Agent) {
 	ag := newAgent(a)
 	r.RegisterWorkflowWithOptions(ag.workflow, workflow.RegisterOptions{Name: ag.Name})
@@ -143,6 +165,7 @@ func Register(r worker.WorkflowRegistry, a Agent) {
 	}
 	ar.RegisterActivityWithOptions(ag.model, activity.RegisterOptions{Name: ag.modelActivity})
 	ar.RegisterActivityWithOptions(ag.call, activity.RegisterOptions{Name: ag.callActivity})
+	ar.RegisterActivityWithOptions(ag.manageContext, activity.RegisterOptions{Name: ag.contextActivity})
 }
 
 // retryable reports whether a tool is safe to run again after a failure:
@@ -171,6 +194,13 @@ func (ag *agent) toolTimeout() time.Duration {
 		return ag.Loop.ToolTimeout
 	}
 	return toolloop.DefaultToolTimeout
+}
+
+// logWarn logs to the loop's Logger, if any.
+func (ag *agent) logWarn(msg string, args ...any) {
+	if ag.Loop.Logger != nil {
+		ag.Loop.Logger.Warn(msg, args...)
+	}
 }
 
 // heartbeatEvery is how often the activities heartbeat on their own.

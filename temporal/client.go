@@ -15,7 +15,9 @@ import (
 // ErrModel: the model failed on every attempt of a turn (or with an error
 // no retry can cure). The run ended with StopError; Wait returns its
 // result so far with it, as AgentLoop.Run returns its model errors. The
-// error's text is the model's; its Go type stayed on the worker.
+// error's text is the model's; its Go type stayed on the worker, except
+// that an error matching providers.ErrContextLength there matches it
+// here too.
 var ErrModel = errors.New("toolloop/temporal: the model failed")
 
 // RunOptions say how to start a run.
@@ -41,12 +43,18 @@ func Start(ctx context.Context, c client.Client, opts RunOptions, msgs []toolloo
 
 // Wait waits for a run to end and returns its result the way
 // AgentLoop.Run does: the result so far with every error, and
-// toolloop.ErrMaxIterations, toolloop.ErrLength, ErrModel, or an error
-// that matches context.Canceled (and *temporal.CanceledError) for a
-// cancelled run. Any other failure of the workflow (it timed out, was
-// terminated) comes back as Temporal reports it, with no result.
+// toolloop.ErrMaxIterations, toolloop.ErrLength, a *toolloop.BudgetError
+// (toolloop.ErrBudget), a *toolloop.FailureError
+// (toolloop.ErrToolFailures), an error matching toolloop.ErrUnknownPrice,
+// ErrModel (and providers.ErrContextLength when the model refused the
+// request as too long), or an error that matches context.Canceled (and
+// *temporal.CanceledError) for a cancelled run. A limit reached with
+// Budget.WrapUp whose wrap-up turn failed gives both errors, joined. Any
+// other failure of the workflow (it timed out, was terminated) comes back
+// as Temporal reports it, with no result.
 //
-// To wait for a run started elsewhere, pass client.GetWorkflow's run.
+// Wait follows the run across continue-as-new to its last execution. To
+// wait for a run started elsewhere, pass client.GetWorkflow's run.
 func Wait(ctx context.Context, run client.WorkflowRun) (*toolloop.RunResult, error) {
 	var res *toolloop.RunResult
 	err := run.Get(ctx, &res)
@@ -68,16 +76,19 @@ func Wait(ctx context.Context, run client.WorkflowRun) (*toolloop.RunResult, err
 		return nil, err
 	}
 	res = nil
-	if app.Details(&res) != nil || res == nil {
+	f := &failure{}
+	if app.Details(&res, &f) != nil {
+		// Runs before long-run support gave the result alone.
+		res, f = nil, &failure{}
+		if app.Details(&res) != nil {
+			return nil, err
+		}
+	}
+	if res == nil || f == nil {
 		return nil, err
 	}
-	switch app.Type() {
-	case errTypeMaxIterations:
-		return res, toolloop.ErrMaxIterations
-	case errTypeLength:
-		return res, toolloop.ErrLength
-	case errTypeModel:
-		return res, fmt.Errorf("%w: %s", ErrModel, app.Message())
+	if werr := f.err(app.Type(), app.Message()); werr != nil {
+		return res, werr
 	}
 	return nil, err
 }
@@ -104,7 +115,8 @@ func Decide(ctx context.Context, c client.Client, workflowID, runID string, d De
 // Describe reports what a run is doing: its StatusQuery answer, with the
 // attempt, the latest progress and the latest output of each running
 // call, read from its activity's heartbeat details. The query needs a
-// running worker. Heartbeat details are decoded with the default data
+// running worker. runID may be empty for the latest run of workflowID:
+// pass it empty to follow a run that continues as new. Heartbeat details are decoded with the default data
 // converter; with a custom one, progress is left out.
 func Describe(ctx context.Context, c client.Client, workflowID, runID string) (*Status, error) {
 	v, err := c.QueryWorkflow(ctx, workflowID, runID, StatusQuery)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 )
 
@@ -37,7 +38,7 @@ var devServer struct {
 
 // serverAddress returns the address of a Temporal server, starting a dev
 // server the first time if need be, or skips the test.
-func serverAddress(t *testing.T) string {
+func serverAddress(t testing.TB) string {
 	t.Helper()
 	devServer.once.Do(startDevServer)
 	if devServer.skip != "" {
@@ -69,7 +70,15 @@ func startDevServer() {
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cmd := exec.Command(cli, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--log-level", "error")
+		"--log-level", "error",
+		// Dispatch tasks as fast as the machine allows: the history
+		// service otherwise moves at most 20 tasks a second to matching
+		// after a short burst, which makes every turn of a long run wait
+		// ~40 ms; and hand activities to the worker that scheduled them
+		// in the reply to its workflow task.
+		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=10000",
+		"--dynamic-config-value", "history.transferProcessorMaxPollHostRPS=10000",
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true")
 	cmd.Stdout, cmd.Stderr = &devServer.out, &devServer.out
 	if err := cmd.Start(); err != nil {
 		devServer.err = err
@@ -111,9 +120,15 @@ func freePort() (int, error) {
 
 // dial connects a quiet client.
 func dial(addr string) (client.Client, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	return dialWith(addr, nil)
+}
+
+// dialWith connects a quiet client with a data converter (nil for the
+// default one).
+func dialWith(addr string, dc converter.DataConverter) (client.Client, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	return client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger()})
+	return client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger(), DataConverter: dc})
 }
 
 func quietLogger() tlog.Logger {

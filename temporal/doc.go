@@ -14,26 +14,61 @@
 // # The same loop
 //
 // The workflow takes the same steps as AgentLoop.Run, and a run gives the
-// same transcript, stop reason and error: the input transcript is repaired
-// the same way; each model turn is an activity that asks the loop's Model
-// (streaming if it can) with the transcript and the registry's tool specs;
-// the workflow stamps the response with toolloop.AssistantMessage; each
-// tool call is an activity that runs it through the whole pipeline with
-// AgentLoop.RunCall (validation, guard, hooks, execution, truncation,
-// events); results are appended in call order; length and refusal stops,
-// MaxIterations, MaxConcurrency and exclusive tools are handled as Run
-// handles them. The calls of a turn run at once, each in its own activity.
+// same transcript, stop reason, accounting and error: the input transcript
+// is repaired the same way; each model turn is an activity that asks the
+// loop's Model (streaming if it can) with the transcript and the
+// registry's tool specs; the workflow stamps the response with
+// toolloop.AssistantMessage; each tool call is an activity that runs it
+// through the whole pipeline with AgentLoop.RunCall (validation, guard,
+// hooks, execution, truncation, events); results are appended in call
+// order; length and refusal stops, MaxIterations, MaxConcurrency and
+// exclusive tools are handled as Run handles them. The calls of a turn run
+// at once, each in its own activity. The tests replay the core's golden
+// scenarios through the workflow, in one execution and continued as new
+// after every turn, and compare everything Run returns.
+//
+// The long-run policies of the loop hold too:
+//
+//   - Loop.ContextManagers run before every model turn in a third
+//     activity (a Compactor asks a model), which returns the edits they
+//     made; the workflow makes the same edits with TranscriptEdit.Apply.
+//     A model turn refused as too long (providers.ErrContextLength, which
+//     the model activity never retries) makes the workflow ask them again
+//     and take the turn once more, as Run does.
+//   - Loop.Budget: token, cost and tool-call limits are checked before
+//     every turn; MaxToolCalls answers the calls beyond it as not run;
+//     StopWhen is asked with the same RunStatus; with WrapUp the run takes
+//     a last turn with tool choice none. The run ends with the
+//     *toolloop.BudgetError that [Wait] returns. MaxDuration is measured
+//     in workflow time (workflow.Now) from the run's start, across
+//     continue-as-new; a workflow timer cancels the model turn or the
+//     calls in progress when it runs out, as Run's deadline does. The time
+//     a turn spends waiting only for approval decisions does not count, as
+//     the time between a pause and Resume does not.
+//   - Loop.Failures ends the run with a *toolloop.FailureError.
+//   - RunResult.Accounting adds up usage, cost, unpriced turns, tool calls
+//     and consecutive failures. Each response, and each compaction, is
+//     priced in its activity, on the worker, from Loop.Models and the
+//     built-in table: the price is recorded in the history with the turn,
+//     so a changed price table never changes a replay. With
+//     Budget.MaxCost, a turn whose model has no price ends the run with
+//     toolloop.ErrUnknownPrice.
 //
 // # Determinism
 //
-// The workflow code reads no clock, draws no random number, iterates no
-// map and never touches the registry or the model: the tool specs, and
-// what the workflow needs to know of each called tool (whether it is safe
-// to retry, whether it is exclusive, its timeout), come back from the
-// model activity. Everything else it computes from its input and the
-// activities' results, with toolloop's pure functions. The recorded
-// histories in testdata/ are replayed by the tests, so a change that would
-// break running workflows fails them.
+// The workflow code reads no clock but workflow.Now, draws no random
+// number, iterates no map and never touches the registry, the model or the
+// context managers: the tool specs, what the workflow needs to know of
+// each called tool (whether it is safe to retry, whether it is exclusive,
+// its timeout) and the price of each turn come back from the activities.
+// Everything else it computes from its input and the activities' results,
+// with toolloop's pure functions. Budget.StopWhen is the one piece of
+// user code that runs in the workflow: it must be deterministic (a
+// function of the RunStatus it is given). The recorded histories in
+// testdata/ are replayed by the tests, so a change that would break
+// running workflows fails them. Runs started before the long-run policies
+// existed replay without them (workflow.GetVersion, change
+// "toolloop.long-run").
 //
 // # Retries
 //
@@ -89,14 +124,50 @@
 // # Events
 //
 // The loop's OnEvent, on the worker, receives the model events from the
-// model activity and the tool events from RunCall, once per attempt. The
-// run events (run.start, run.end) are not emitted: the workflow's history
-// is the record of the run.
+// model activity, the tool events from RunCall, once per attempt, and the
+// transcript.edited events of the context managers from the context
+// activity. The run events (run.start, run.limit, run.end) are not
+// emitted: the workflow's history is the record of the run.
 //
-// # Limits
+// # Long runs: continue-as-new
 //
 // Each model turn's activity carries the whole transcript, and the history
-// keeps every turn: Temporal's limits on payloads (2 MB by default) and on
-// history size bound how long a run can grow. Runs are not yet continued
-// as new.
+// keeps every turn, so a long run's history grows fast. Between turns,
+// with every call of the last turn answered, the workflow continues as
+// new when Temporal suggests it (the history nears its limits on events
+// or bytes) or after Agent.MaxTurnsPerExecution turns (100 by default):
+// the next execution
+// gets the transcript and the run's state (turn count, accounting,
+// executions, consecutive failures, the time spent for MaxDuration, the
+// token estimate of the context managers) in its Input, and goes on as if
+// it were the same one. No call is cut off, so none runs twice. The
+// workflow ID stays the same: [Wait] (the SDK's WorkflowRun.Get) follows
+// the chain to the last execution, and [Describe] and [Decide] reach the
+// latest execution when given an empty run ID. A run of 1,000 turns
+// passes through many executions (TestIntegrationThousandTurns).
+//
+// # Large transcripts and secrets
+//
+// A transcript travels in Temporal payloads: the input of every model
+// turn and context activity, the continue-as-new input, the result. Two
+// payload codecs, in the data converter of every client (the workers
+// take their client's) and of every starter, change where and how it is
+// kept:
+//
+//   - A [StoreCodec] moves every large payload to a [PayloadStore] of your
+//     own and leaves its key in the history, so that a transcript is no
+//     longer bounded by Temporal's payload limit (2 MB by default) and a
+//     long run's history stays small. Without one, the transcript must fit
+//     in a payload, and so must the continue-as-new input, which adds the
+//     run's executions (RunResult.Executions) to it; context managers keep
+//     the transcript small, not the executions. The workflow still holds the
+//     transcript in the worker's memory; the store holds every turn's
+//     copy, so it grows with the sum of the transcripts sent.
+//   - An encrypting codec (Example_encryption has one with AES-GCM) keeps
+//     secrets in transcripts (a token in a tool's output, say) out of the
+//     history in clear. List it after a StoreCodec so that the store gets
+//     ciphertext too.
+//
+// [Describe] decodes heartbeat details with the default data converter:
+// with an encrypting codec it leaves out the progress of running calls.
 package temporal

@@ -2,10 +2,14 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"strings"
+	"sync"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/toolloop/toolloop"
@@ -14,7 +18,7 @@ import (
 )
 
 // These examples need a Temporal server (temporal server start-dev), so
-// they are compiled but not run.
+// they are compiled but not run; the codec examples run.
 
 // A worker runs the agent: its model and tools live here.
 func ExampleRegister() {
@@ -107,4 +111,52 @@ func ExampleWait() {
 		log.Fatal(err)
 	}
 	fmt.Println(res.StopReason, res.FinalText)
+}
+
+// mapStore is a PayloadStore in memory; use an object store or a
+// database in production.
+type mapStore struct {
+	mu    sync.Mutex
+	blobs map[string][]byte
+}
+
+func (s *mapStore) Put(_ context.Context, key string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blobs[key] = data
+	return nil
+}
+
+func (s *mapStore) Get(_ context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.blobs[key]
+	if !ok {
+		return nil, errors.New("not found: " + key)
+	}
+	return b, nil
+}
+
+// A StoreCodec in the data converter of every client (the workers' and
+// the starters') moves large payloads, transcripts mostly, to a store of
+// your own: the workflow history holds their keys.
+func ExampleStoreCodec() {
+	store := &mapStore{blobs: map[string][]byte{}}
+	dc := converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), &temporal.StoreCodec{Store: store})
+	// c, err := client.Dial(client.Options{DataConverter: dc})
+
+	long := temporal.Input{Messages: []toolloop.Message{toolloop.UserMessage(strings.Repeat("A long transcript. ", 1000))}}
+	p, err := dc.ToPayload(long)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(p.GetMetadata()[converter.MetadataEncoding]), len(p.GetData()), len(store.blobs))
+	var back temporal.Input
+	if err := dc.FromPayload(p, &back); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(back.Messages[0].Text()))
+	// Output:
+	// binary/toolloop-stored 64 1
+	// 19000
 }

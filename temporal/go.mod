@@ -8,6 +8,7 @@ require (
 	go.temporal.io/api v1.64.1
 	go.temporal.io/sdk v1.50.0
 	go.uber.org/goleak v1.3.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -37,7 +38,6 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 	google.golang.org/grpc v1.83.2 // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 )
 
 // Development: the toolloop modules come from this checkout (see RELEASING.md).

@@ -120,6 +120,7 @@ func workerMain() int {
 	defer c.Close()
 	w := worker.New(c, cfg[1], worker.Options{})
 	temporal.Register(w, crashAgent(cfg[2]))
+	temporal.Register(w, longCrashAgent(cfg[2]))
 	if err := w.Run(worker.InterruptCh()); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1
@@ -192,7 +193,7 @@ func TestIntegrationWorkerKilled(t *testing.T) {
 	assert.Equal(t, 1, marks(t, dir, "started-call_w2"), "a completed write never runs again")
 	assert.Equal(t, 2, marks(t, dir, "started-call_scan"), "the interrupted read ran again on the second worker")
 	if *record {
-		recordHistory(t, c, run, "worker_killed.json")
+		recordHistory(t, c, run.GetID(), run.GetRunID(), "worker_killed.json")
 	}
 }
 
@@ -230,7 +231,7 @@ func TestIntegrationApproval(t *testing.T) {
 	require.NoError(t, err)
 	looptest.AssertTranscript(t, g.Transcript, res.Messages)
 	if *record {
-		recordHistory(t, c, run, "approval.json")
+		recordHistory(t, c, run.GetID(), run.GetRunID(), "approval.json")
 	}
 }
 
@@ -271,17 +272,17 @@ func TestIntegrationCancel(t *testing.T) {
 	assert.Equal(t, toolloop.StopAborted, res.StopReason)
 	looptest.AssertTranscript(t, g.Transcript, res.Messages)
 	if *record {
-		recordHistory(t, c, run, "cancel.json")
+		recordHistory(t, c, run.GetID(), run.GetRunID(), "cancel.json")
 	}
 }
 
 // recordHistory writes a run's history to testdata/history, for the
 // replay test.
-func recordHistory(t *testing.T, c client.Client, run client.WorkflowRun, name string) {
+func recordHistory(t *testing.T, c client.Client, id, runID, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, 0)
+	it := c.GetWorkflowHistory(ctx, id, runID, false, 0)
 	hist := &historypb.History{}
 	for it.HasNext() {
 		e, err := it.Next()

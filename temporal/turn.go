@@ -26,24 +26,35 @@ type slot struct {
 // returns their results in call order. It keeps AgentLoop.Run's rules:
 // at most MaxConcurrency calls at once, calls start in order, an exclusive
 // tool waits for the calls before it and holds back the calls after it.
+// done holds results given before the turn (calls over the budget), by
+// call position, or is nil: those calls do not run.
 //
 // A call that must wait for approval waits here, for a Decision, without
-// holding a worker: then it runs again with the decision. A cancelled run
-// cancels the running activities and waits for them to stop, and answers
-// every other call with a canceled result.
-func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy) []*toolloop.ToolResult {
+// holding a worker: then it runs again with the decision. While the turn
+// waits for decisions only, Budget.MaxDuration's clock stops. A cancelled
+// run cancels the running activities and waits for them to stop, and
+// answers every other call with a canceled result.
+func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []*toolloop.ToolResult) []*toolloop.ToolResult {
 	ctx := rn.ctx
 	slots := make([]*slot, len(calls))
+	remaining := len(slots)
 	for i, tc := range calls {
 		slots[i] = &slot{tc: tc, policy: policies[i], state: CallQueued}
+		if done != nil && done[i] != nil {
+			slots[i].state, slots[i].result = CallDone, done[i]
+			remaining--
+		}
 	}
 	rn.calls = slots
 	limit := rn.ag.maxConcurrency()
-	running, remaining := 0, len(slots)
+	running := 0
 	exclusive, canceled := false, ctx.Err() != nil
 	finish := func(s *slot, r *toolloop.ToolResult) {
 		s.state, s.result, s.pending = CallDone, r, nil
 		remaining--
+	}
+	if rn.longRun {
+		defer rn.clock.resume(rn.outer)
 	}
 	for remaining > 0 {
 		if canceled {
@@ -73,6 +84,14 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy) []*tool
 		}
 		if remaining == 0 {
 			break
+		}
+		if rn.longRun {
+			// Nothing runs: every call left waits for a decision.
+			if running == 0 {
+				rn.clock.pause(rn.outer)
+			} else {
+				rn.clock.resume(rn.outer)
+			}
 		}
 		sel := workflow.NewSelector(ctx)
 		for _, s := range slots {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	tsdk "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -16,6 +17,9 @@ import (
 type Input struct {
 	// Messages is the transcript to continue, as for AgentLoop.Run.
 	Messages []toolloop.Message `json:"messages"`
+	// Carried is what a run carries into the next workflow execution when
+	// it continues as new; nil when a run starts.
+	Carried *carried `json:"carried,omitempty"`
 }
 
 // The Temporal names of the workflow's query and signal.
@@ -29,44 +33,79 @@ const (
 )
 
 // The types of the application errors a run fails with; the failure's
-// details hold the *toolloop.RunResult so far. Wait turns them back into
-// the errors AgentLoop.Run returns.
+// details hold the *toolloop.RunResult so far and a *failure. Wait turns
+// them back into the errors AgentLoop.Run returns.
 const (
 	errTypeMaxIterations = "toolloop.MaxIterations"
 	errTypeLength        = "toolloop.Length"
 	errTypeModel         = "toolloop.Model"
-	// errTypeModelFailed and errTypeToolFailed are activity failures.
-	errTypeModelFailed = "toolloop.ModelFailed"
-	errTypeToolFailed  = "toolloop.ToolFailed"
-	errTypeInterrupted = "toolloop.Interrupted"
+	errTypeBudget        = "toolloop.Budget"
+	errTypeToolFailures  = "toolloop.ToolFailures"
+	errTypeUnknownPrice  = "toolloop.UnknownPrice"
+	// errTypeModelFailed, errTypeContextLength and errTypeToolFailed are
+	// activity failures.
+	errTypeModelFailed   = "toolloop.ModelFailed"
+	errTypeContextLength = "toolloop.ContextLength"
+	errTypeToolFailed    = "toolloop.ToolFailed"
+	errTypeInterrupted   = "toolloop.Interrupted"
+)
+
+// longRunVersion marks the workflow code that honours the loop's context
+// managers, budget and failure policy and continues as new: runs started
+// before it replay as they ran.
+const (
+	longRunChange  = "toolloop.long-run"
+	longRunVersion = 1
 )
 
 // run is one workflow execution in progress. It is workflow code: every
 // step is deterministic.
 type run struct {
-	ag    *agent
-	ctx   workflow.Context
-	res   *toolloop.RunResult
-	turn  int
-	calls []*slot // the current turn's calls, for StatusQuery
+	ag *agent
+	// outer is the workflow's context; ctx is outer, cancelled as well when
+	// Budget.MaxDuration runs out.
+	outer, ctx workflow.Context
+	res        *toolloop.RunResult
+	turn       int
+	calls      []*slot // the current turn's calls, for StatusQuery
 	// decisions receives DecisionSignal.
 	decisions workflow.ReceiveChannel
+
+	// longRun: the run honours the long-run policies (longRunVersion).
+	longRun bool
+	clock   clock
+	tokens  tokenCounter
+	// lastModel names the model that answered last.
+	lastModel string
+	// turnsHere counts the turns of this workflow execution.
+	turnsHere int
 }
 
 // workflow is the agent loop as a workflow: the same steps as
-// AgentLoop.Run, with each model turn and each tool call an activity.
+// AgentLoop.Run, with each model turn, each tool call and each round of
+// context management an activity.
 func (ag *agent) workflow(ctx workflow.Context, in Input) (*toolloop.RunResult, error) {
 	rn := &run{
-		ag: ag, ctx: ctx,
+		ag: ag, outer: ctx, ctx: ctx,
 		res:       &toolloop.RunResult{RunID: workflow.GetInfo(ctx).WorkflowExecution.ID, Messages: slices.Clone(in.Messages)},
 		decisions: workflow.GetSignalChannel(ctx, DecisionSignal),
 	}
 	if err := workflow.SetQueryHandler(ctx, StatusQuery, rn.status); err != nil {
 		return nil, err
 	}
+	rn.longRun = workflow.GetVersion(ctx, longRunChange, workflow.DefaultVersion, longRunVersion) >= longRunVersion
+	var elapsed time.Duration
+	if c := in.Carried; c != nil {
+		elapsed = c.restore(rn)
+	}
 	if fixed, notes := toolloop.RepairTranscript(rn.res.Messages); len(notes) > 0 {
 		rn.res.Messages = fixed
 		workflow.GetLogger(ctx).Info("toolloop: repaired the input transcript", "repairs", notes)
+	}
+	if rn.longRun {
+		rn.ctx, rn.clock.cancelRun = workflow.WithCancel(ctx)
+		rn.clock.max = ag.Loop.Budget.MaxDuration
+		rn.clock.start(ctx, elapsed)
 	}
 	res, err := rn.loop()
 	rn.drainDecisions()
@@ -75,34 +114,68 @@ func (ag *agent) workflow(ctx workflow.Context, in Input) (*toolloop.RunResult, 
 
 // loop takes model turns until the run ends, as AgentLoop.Run does.
 func (rn *run) loop() (*toolloop.RunResult, error) {
-	ctx, res := rn.ctx, rn.res
+	res, l := rn.res, rn.ag.Loop
+	managed := rn.longRun && len(l.ContextManagers) > 0
 	for {
+		if rn.longRun {
+			if err := rn.expired(); err != nil {
+				return rn.limitReached(err)
+			}
+			if err := rn.checkBudget(); err != nil {
+				return rn.limitReached(err)
+			}
+		}
 		if rn.turn >= rn.ag.maxIterations() {
 			res.StopReason = toolloop.StopToolUse
-			return rn.fail(errTypeMaxIterations, toolloop.ErrMaxIterations.Error())
+			if rn.longRun {
+				return rn.limitReached(toolloop.ErrMaxIterations)
+			}
+			return rn.fail(errTypeMaxIterations, toolloop.ErrMaxIterations.Error(), nil)
 		}
-		if ctx.Err() != nil {
-			return rn.canceled()
+		if rn.ctx.Err() != nil {
+			return rn.aborted()
+		}
+		if rn.continueAsNew() {
+			return nil, rn.continueAsNewError()
+		}
+		if managed {
+			if _, err := rn.manageContext(rn.ctx, false, fmt.Sprintf("turn-%d/context", rn.turn+1)); err != nil {
+				return rn.aborted()
+			}
 		}
 		rn.turn++
+		rn.turnsHere++
 		rn.calls = nil
 		res.Turns = rn.turn
-		out, err := rn.generate()
+		out, err := rn.generate(rn.ctx, toolloop.ToolChoice{}, fmt.Sprintf("turn-%d", rn.turn))
+		if specs, overflow := isContextLength(err); overflow && managed {
+			// Free room once, then take the turn again.
+			rn.tokens.Specs = specs
+			if changed, merr := rn.manageContext(rn.ctx, true, fmt.Sprintf("turn-%d/overflow", rn.turn)); changed && merr == nil {
+				out, err = rn.generate(rn.ctx, toolloop.ToolChoice{}, fmt.Sprintf("turn-%d/retry", rn.turn))
+			}
+		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if be := rn.expired(); be != nil {
+				res.StopReason = toolloop.StopAborted
+				return rn.limitReached(be)
+			}
+			if rn.ctx.Err() != nil {
 				return rn.canceled()
 			}
 			res.StopReason = toolloop.StopError
-			return rn.fail(errTypeModel, failureMessage(err))
+			_, overflow := isContextLength(err)
+			return rn.fail(errTypeModel, failureMessage(err), &failure{ContextLength: overflow})
 		}
-		msg := toolloop.AssistantMessage(rn.turn, out.Response)
-		res.Usage.Add(out.Response.Usage)
-		res.Messages = append(res.Messages, msg)
-		res.FinalText = msg.Text()
-		res.StopReason = msg.StopReason
+		msg := rn.accept(out)
+		if rn.longRun && l.Budget.MaxCost > 0 && out.Unpriced {
+			rn.notRun(msg.ToolCalls, "not run: the run stopped because the cost of this turn cannot be counted")
+			return rn.fail(errTypeUnknownPrice, fmt.Sprintf(
+				"Budget.MaxCost is set, but model %q has no price: add it to AgentLoop.Models", out.Response.Model), nil)
+		}
 		if len(msg.ToolCalls) == 0 {
 			if msg.StopReason == toolloop.StopLength {
-				return rn.fail(errTypeLength, toolloop.ErrLength.Error())
+				return rn.fail(errTypeLength, toolloop.ErrLength.Error(), nil)
 			}
 			return res, nil
 		}
@@ -110,26 +183,86 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 		case toolloop.StopLength:
 			// The last call's arguments may be cut off: run none of them.
 			rn.notRun(msg.ToolCalls, "not run: the model's output hit its token limit, so this call may be incomplete")
-			return rn.fail(errTypeLength, toolloop.ErrLength.Error())
+			return rn.fail(errTypeLength, toolloop.ErrLength.Error(), nil)
 		case toolloop.StopRefusal:
 			rn.notRun(msg.ToolCalls, "not run: the provider refused or filtered this turn")
 			return res, nil
 		}
-		for _, r := range rn.runTurn(msg.ToolCalls, out.Calls) {
+		var done []*toolloop.ToolResult
+		if rn.longRun {
+			done = rn.overBudget(msg.ToolCalls)
+		}
+		results := rn.runTurn(msg.ToolCalls, out.Calls, done)
+		for _, r := range results {
 			res.Messages = append(res.Messages, toolloop.ToolMessage(r))
 			res.Executions = append(res.Executions, execution(rn.turn, r))
 		}
-		if ctx.Err() != nil {
-			return rn.canceled()
+		if rn.ctx.Err() != nil {
+			return rn.aborted()
+		}
+		if !rn.longRun {
+			continue
+		}
+		ran := results
+		if done != nil { // leave out the calls the budget did not run
+			ran = make([]*toolloop.ToolResult, 0, len(results))
+			for i, r := range results {
+				if done[i] == nil {
+					ran = append(ran, r)
+				}
+			}
+		}
+		if fe := rn.checkFailures(ran); fe != nil {
+			return rn.fail(errTypeToolFailures, fe.Error(), &failure{Failure: fe})
 		}
 	}
 }
 
-// generate runs one model turn as an activity.
-func (rn *run) generate() (*turnOutput, error) {
+// aborted ends a run whose inner context is done: at the budget's
+// deadline, as a limit; otherwise as cancelled.
+func (rn *run) aborted() (*toolloop.RunResult, error) {
+	if be := rn.expired(); be != nil {
+		rn.res.StopReason = toolloop.StopAborted
+		return rn.limitReached(be)
+	}
+	return rn.canceled()
+}
+
+// accept appends the model's response to the transcript and counts what
+// it cost, as AgentLoop.Run does.
+func (rn *run) accept(out *turnOutput) toolloop.Message {
+	res, resp := rn.res, out.Response
+	msg := toolloop.AssistantMessage(rn.turn, resp)
+	res.Usage.Add(resp.Usage)
+	rn.addCost(out.Cost, out.Unpriced)
+	res.Messages = append(res.Messages, msg)
+	res.FinalText = msg.Text()
+	res.StopReason = msg.StopReason
+	if resp.Model != "" {
+		rn.lastModel = resp.Model
+	}
+	if rn.longRun && len(rn.ag.Loop.ContextManagers) > 0 {
+		rn.tokens.Specs = out.SpecTokens
+		rn.tokens.reported(res.Messages, resp.Usage)
+	}
+	return msg
+}
+
+// addCost adds a priced usage to the run's cost.
+func (rn *run) addCost(cost float64, unpriced bool) {
+	if unpriced {
+		rn.res.UnpricedTurns++
+		return
+	}
+	rn.res.Cost += cost
+}
+
+// generate runs one model turn as an activity, on ctx, with the given
+// activity ID.
+func (rn *run) generate(ctx workflow.Context, choice toolloop.ToolChoice, id string) (*turnOutput, error) {
 	ag := rn.ag
-	actx := workflow.WithActivityOptions(rn.ctx, workflow.ActivityOptions{
-		ActivityID:          fmt.Sprintf("turn-%d", rn.turn),
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          id,
 		StartToCloseTimeout: ag.ModelTimeout,
 		HeartbeatTimeout:    ag.HeartbeatTimeout,
 		RetryPolicy:         ag.ModelRetry,
@@ -137,7 +270,7 @@ func (rn *run) generate() (*turnOutput, error) {
 	})
 	var out turnOutput
 	err := workflow.ExecuteActivity(actx, ag.modelActivity, turnInput{
-		RunID: rn.res.RunID, Turn: rn.turn, Messages: rn.res.Messages,
+		RunID: rn.res.RunID, Turn: rn.turn, Messages: rn.res.Messages, ToolChoice: choice,
 	}).Get(actx, &out)
 	if err == nil && out.Response == nil {
 		err = errors.New("model returned no response")
@@ -159,10 +292,14 @@ func (rn *run) notRun(calls []toolloop.ToolCall, why string) {
 }
 
 // fail ends the run with an application error of the given type whose
-// details hold the result so far.
-func (rn *run) fail(errType, msg string) (*toolloop.RunResult, error) {
+// details hold the result so far and f, if any.
+func (rn *run) fail(errType, msg string, f *failure) (*toolloop.RunResult, error) {
+	details := []any{rn.res}
+	if f != nil {
+		details = append(details, f)
+	}
 	return nil, tsdk.NewApplicationErrorWithOptions(msg, errType, tsdk.ApplicationErrorOptions{
-		NonRetryable: true, Details: []any{rn.res},
+		NonRetryable: true, Details: details,
 	})
 }
 
