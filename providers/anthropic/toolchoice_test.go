@@ -45,7 +45,7 @@ func toolChoiceRequest(choice toolloop.ToolChoice, wrappingUp bool) *toolloop.Re
 			}, StopReason: toolloop.StopToolUse},
 			toolloop.ToolMessage(&toolloop.ToolResult{CallID: "call_1", Name: "get_weather", Status: toolloop.StatusOK,
 				Content: []toolloop.Content{toolloop.TextContent(`{"sky":"light rain","temp_c":18}`)}}),
-			wrapUp,
+			replay.WrapUp,
 		)
 	}
 	return req
@@ -72,7 +72,7 @@ func TestToolChoiceWithoutTools(t *testing.T) {
 	} {
 		p, err := m.params(req)
 		require.NoError(t, err)
-		assert.NotContains(t, body(t, p), "tool_choice")
+		assert.NotContains(t, replay.Body(t, p), "tool_choice")
 	}
 }
 
@@ -126,7 +126,7 @@ func TestThinkingRefusesRequiredToolChoice(t *testing.T) {
 		}
 		p, err := New(Config{APIKey: "unused", Thinking: thinking}).params(toolChoiceRequest(toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}, true))
 		require.NoError(t, err)
-		b := body(t, p)
+		b := replay.Body(t, p)
 		assert.Equal(t, map[string]any{"type": "none"}, b["tool_choice"])
 		assert.Contains(t, b, "thinking")
 	}

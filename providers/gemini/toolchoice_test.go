@@ -45,7 +45,7 @@ func toolChoiceRequest(choice toolloop.ToolChoice, wrappingUp bool) *toolloop.Re
 			}, StopReason: toolloop.StopToolUse},
 			toolloop.ToolMessage(&toolloop.ToolResult{CallID: "call_1", Name: "get_weather", Status: toolloop.StatusOK,
 				Content: []toolloop.Content{toolloop.TextContent(`{"sky":"light rain","temp_c":18}`)}}),
-			wrapUp,
+			replay.WrapUp,
 		)
 	}
 	return req

@@ -3,9 +3,6 @@ package gemini
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -14,199 +11,15 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolloop/toolloop"
-	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/providers/internal/replay"
 )
-
-// goldenTranscripts loads the transcript of every core golden file,
-// skipping files without one.
-func goldenTranscripts(t *testing.T) map[string][]toolloop.Message {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, paths, "no core golden files found")
-	out := map[string][]toolloop.Message{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		var f struct {
-			Transcript []toolloop.Message `json:"transcript"`
-		}
-		require.NoError(t, json.Unmarshal(b, &f), p)
-		if f.Transcript != nil {
-			out[strings.TrimSuffix(filepath.Base(p), ".json")] = f.Transcript
-		}
-	}
-	return out
-}
-
-// wrapUp is the user message the loop's wrap-up turn appends.
-var wrapUp = toolloop.UserMessage(fmt.Sprintf(toolloop.DefaultWrapUpPrompt, "the maximum number of model turns"))
-
-func call(id, name string) toolloop.ToolCall {
-	return toolloop.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(`{"q":"x"}`)}
-}
-
-func result(id, name, text string) toolloop.Message {
-	return toolloop.ToolMessage(&toolloop.ToolResult{CallID: id, Name: name, Status: toolloop.StatusOK,
-		Content: []toolloop.Content{toolloop.TextContent(text)}})
-}
-
-// edgeTranscripts are the shapes context management and budgets give a
-// transcript, built by hand; own(text, callID) makes a reasoning block of
-// the provider under test.
-func edgeTranscripts(own func(text, callID string) toolloop.Content) map[string][]toolloop.Message {
-	sys := toolloop.SystemMessage("You are terse.")
-	ask := toolloop.UserMessage("Find the bug.")
-	stub := "[error output of grep (call c1, 5120 bytes) cleared to save context; call the tool again if you need it]"
-	cleared := &toolloop.ToolResult{CallID: "c1", Name: "grep", Status: toolloop.StatusError,
-		Content: []toolloop.Content{toolloop.TextContent(stub)},
-		Error:   &toolloop.ToolError{Kind: toolloop.KindExecutionFailed, Message: stub},
-		Meta:    toolloop.ResultMeta{Bytes: 5120, Cleared: true}}
-	foreign := toolloop.ReasoningContent("another provider's thoughts",
-		toolloop.Reasoning{Provider: "elsewhere", Signature: "Zm9yZWlnbg==", CallID: "c1"})
-	return map[string][]toolloop.Message{
-		"compacted": {sys, ask,
-			toolloop.UserMessage("[Summary of the earlier part of this conversation, compacted to save context]\n\nTwo files read."),
-			toolloop.UserMessage("Remember: answer in one sentence."),
-			{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{call("c3", "read")}},
-			result("c3", "read", "package main"),
-			{Role: toolloop.RoleAssistant, Content: []toolloop.Content{toolloop.TextContent("Done.")}},
-		},
-		"wrap_up": {sys, ask,
-			{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{call("c1", "grep"), call("c2", "read")}},
-			result("c1", "grep", "main.go:12"), result("c2", "read", "package main"),
-			wrapUp,
-		},
-		"cleared_error_stub": {sys, ask,
-			{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{call("c1", "grep")}},
-			toolloop.ToolMessage(cleared),
-			{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{call("c2", "read")}},
-			result("c2", "read", "package main"),
-			wrapUp,
-		},
-		"own_reasoning": {sys, ask,
-			{Role: toolloop.RoleAssistant, Content: []toolloop.Content{own("Grep first.", ""), toolloop.TextContent("Looking."), own("", "c1")},
-				ToolCalls: []toolloop.ToolCall{call("c1", "grep")}},
-			result("c1", "grep", "main.go:12"),
-			{Role: toolloop.RoleAssistant, Content: []toolloop.Content{own("Then read.", "c2")},
-				ToolCalls: []toolloop.ToolCall{call("c2", "read")}},
-			result("c2", "read", "package main"),
-		},
-		"foreign_reasoning": {sys, ask,
-			{Role: toolloop.RoleAssistant, Content: []toolloop.Content{foreign, toolloop.TextContent("Looking.")},
-				ToolCalls: []toolloop.ToolCall{call("c1", "grep")}},
-			result("c1", "grep", "main.go:12"),
-			wrapUp,
-		},
-	}
-}
-
-// validityCase is one request to map: a transcript's messages up to a
-// model turn, with the tools its calls name and a tool choice.
-type validityCase struct {
-	name string
-	req  *toolloop.Request
-}
-
-// validityCases returns, for every golden and edge transcript, each
-// request a loop would send on the way (the messages before each assistant
-// message), and the whole transcript (a user message added if it ends
-// with the model's answer), with tool choice auto and, as a wrap-up turn
-// sends it, none.
-func validityCases(t *testing.T, own func(text, callID string) toolloop.Content) []validityCase {
-	t.Helper()
-	all := goldenTranscripts(t)
-	for name, msgs := range edgeTranscripts(own) {
-		require.NoError(t, looptest.Validate(msgs), name)
-		all["edge_"+name] = msgs
-	}
-	var out []validityCase
-	for name, msgs := range all {
-		tools := toolsOf(msgs)
-		var prefixes [][]toolloop.Message
-		for k, m := range msgs {
-			if m.Role == toolloop.RoleAssistant && k > 0 {
-				prefixes = append(prefixes, msgs[:k])
-			}
-		}
-		whole := slices.Clone(msgs)
-		if whole[len(whole)-1].Role == toolloop.RoleAssistant {
-			whole = append(whole, toolloop.UserMessage("Go on."))
-		}
-		prefixes = append(prefixes, whole)
-		for i, p := range prefixes {
-			for _, mode := range []toolloop.ToolChoiceMode{toolloop.ToolChoiceAuto, toolloop.ToolChoiceNone} {
-				out = append(out, validityCase{
-					name: fmt.Sprintf("%s/%d_of_%d/%s", name, i+1, len(prefixes), modeName(mode)),
-					req:  &toolloop.Request{Messages: p, Tools: tools, ToolChoice: toolloop.ToolChoice{Mode: mode}},
-				})
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b validityCase) int { return strings.Compare(a.name, b.name) })
-	return out
-}
-
-func modeName(mode toolloop.ToolChoiceMode) string {
-	if mode == toolloop.ToolChoiceAuto {
-		return "auto"
-	}
-	return string(mode)
-}
-
-// toolsOf returns a spec for every tool the transcript's calls name.
-func toolsOf(msgs []toolloop.Message) []toolloop.ToolSpec {
-	var names []string
-	for _, m := range msgs {
-		for _, c := range m.ToolCalls {
-			if !slices.Contains(names, c.Name) {
-				names = append(names, c.Name)
-			}
-		}
-	}
-	slices.Sort(names)
-	specs := make([]toolloop.ToolSpec, len(names))
-	for i, n := range names {
-		specs[i] = toolloop.ToolSpec{Name: n, Description: "A tool.", InputSchema: json.RawMessage(`{"type":"object"}`)}
-	}
-	return specs
-}
-
-// body marshals SDK parameters and decodes them as the wire sees them.
-func body(t *testing.T, params any) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(params)
-	require.NoError(t, err)
-	var v map[string]any
-	require.NoError(t, json.Unmarshal(b, &v))
-	return v
-}
-
-func items(v any) []map[string]any {
-	list, _ := v.([]any)
-	out := make([]map[string]any, 0, len(list))
-	for _, x := range list {
-		m, _ := x.(map[string]any)
-		out = append(out, m)
-	}
-	return out
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // wireBody is what the SDK sends of params' results, in its JSON.
 func wireBody(t *testing.T, m *Model, req *toolloop.Request) map[string]any {
 	t.Helper()
 	contents, config, err := m.params(req)
 	require.NoError(t, err)
-	return body(t, struct {
+	return replay.Body(t, struct {
 		Contents   []*genai.Content  `json:"contents"`
 		Tools      []*genai.Tool     `json:"tools,omitempty"`
 		ToolConfig *genai.ToolConfig `json:"toolConfig,omitempty"`
@@ -220,10 +33,10 @@ func wireBody(t *testing.T, m *Model, req *toolloop.Request) map[string]any {
 // same names, in order), after any other parts of that content; no
 // functionResponse answers anything else; a toolConfig goes with tools.
 func checkContents(b map[string]any) error {
-	if _, ok := b["toolConfig"]; ok && len(items(b["tools"])) == 0 {
+	if _, ok := b["toolConfig"]; ok && len(replay.Items(b["tools"])) == 0 {
 		return fmt.Errorf("toolConfig without tools")
 	}
-	contents := items(b["contents"])
+	contents := replay.Items(b["contents"])
 	if len(contents) == 0 || contents[0]["role"] != "user" || contents[len(contents)-1]["role"] != "user" {
 		return fmt.Errorf("the contents do not start and end with the user's")
 	}
@@ -232,7 +45,7 @@ func checkContents(b map[string]any) error {
 		if i > 0 && c["role"] == contents[i-1]["role"] {
 			return fmt.Errorf("content %d: two %v contents in a row", i, c["role"])
 		}
-		parts := items(c["parts"])
+		parts := replay.Items(c["parts"])
 		if len(parts) == 0 {
 			return fmt.Errorf("content %d: no parts", i)
 		}
@@ -277,7 +90,7 @@ func checkContents(b map[string]any) error {
 			}
 		}
 		if len(want) > 0 {
-			return fmt.Errorf("content %d: calls %v have no response", i, keys(want))
+			return fmt.Errorf("content %d: calls %v have no response", i, replay.Keys(want))
 		}
 		calls = nil
 	}
@@ -296,16 +109,16 @@ func own(text, callID string) toolloop.Content {
 // API would get.
 func TestTranscriptValidity(t *testing.T) {
 	m := New(Config{APIKey: "unused"})
-	for _, tc := range validityCases(t, own) {
-		t.Run(tc.name, func(t *testing.T) {
-			b := wireBody(t, m, tc.req)
+	for _, tc := range replay.ValidityCases(t, own) {
+		t.Run(tc.Name, func(t *testing.T) {
+			b := wireBody(t, m, tc.Req)
 			require.NoError(t, checkContents(b))
 			raw, err := json.Marshal(b)
 			require.NoError(t, err)
 			assert.NotContains(t, string(raw), "another provider's thoughts")
 			assert.NotContains(t, string(raw), "Zm9yZWlnbg==")
 			assert.NotContains(t, string(raw), "not shown")
-			if tc.req.ToolChoice.Mode == toolloop.ToolChoiceNone {
+			if tc.Req.ToolChoice.Mode == toolloop.ToolChoiceNone {
 				assert.Equal(t, map[string]any{"functionCallingConfig": map[string]any{"mode": "NONE"}}, b["toolConfig"])
 			}
 		})
@@ -316,9 +129,9 @@ func TestTranscriptValidity(t *testing.T) {
 // or ID of function parts, the text of thoughts, a signature's presence).
 func partSequence(b map[string]any) []string {
 	var out []string
-	for _, c := range items(b["contents"]) {
+	for _, c := range replay.Items(b["contents"]) {
 		var s []string
-		for _, p := range items(c["parts"]) {
+		for _, p := range replay.Items(c["parts"]) {
 			var kind string
 			switch {
 			case p["functionCall"] != nil:
@@ -348,7 +161,7 @@ func partSequence(b map[string]any) []string {
 // signatures in their place.
 func TestLongRunShapes(t *testing.T) {
 	m := New(Config{APIKey: "unused"})
-	edges := edgeTranscripts(own)
+	edges := replay.EdgeTranscripts(own)
 	tests := []struct {
 		name string
 		want []string
@@ -362,7 +175,7 @@ func TestLongRunShapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			msgs := edges[tt.name]
-			assert.Equal(t, tt.want, partSequence(wireBody(t, m, &toolloop.Request{Messages: msgs, Tools: toolsOf(msgs)})))
+			assert.Equal(t, tt.want, partSequence(wireBody(t, m, &toolloop.Request{Messages: msgs, Tools: replay.ToolsOf(msgs)})))
 		})
 	}
 }
@@ -374,14 +187,14 @@ func TestResponsesComeLast(t *testing.T) {
 	m := New(Config{APIKey: "unused"})
 	msgs := []toolloop.Message{
 		toolloop.UserMessage("Find the bug."),
-		{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{call("c1", "shot"), call("c2", "read")}},
+		{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{replay.Call("c1", "shot"), replay.Call("c2", "read")}},
 		toolloop.ToolMessage(&toolloop.ToolResult{CallID: "c1", Name: "shot", Status: toolloop.StatusOK,
 			Content: []toolloop.Content{toolloop.ImageContent("image/png", []byte("png"))}}),
 		toolloop.UserMessage("Hurry."),
-		result("c2", "read", "package main"),
-		wrapUp,
+		replay.Result("c2", "read", "package main"),
+		replay.WrapUp,
 	}
-	b := wireBody(t, m, &toolloop.Request{Messages: msgs, Tools: toolsOf(msgs)})
+	b := wireBody(t, m, &toolloop.Request{Messages: msgs, Tools: replay.ToolsOf(msgs)})
 	require.NoError(t, checkContents(b))
 	assert.Equal(t, []string{"user: text", "model: call c1, call c2",
 		"user: text, other, text, text, response c1, response c2"}, partSequence(b))

@@ -45,7 +45,7 @@ func toolChoiceRequest(choice toolloop.ToolChoice, wrappingUp bool) *toolloop.Re
 			}, StopReason: toolloop.StopToolUse},
 			toolloop.ToolMessage(&toolloop.ToolResult{CallID: "call_1", Name: "get_weather", Status: toolloop.StatusOK,
 				Content: []toolloop.Content{toolloop.TextContent(`{"sky":"light rain","temp_c":18}`)}}),
-			wrapUp,
+			replay.WrapUp,
 		)
 	}
 	return req
@@ -83,10 +83,10 @@ func TestToolChoiceWithoutTools(t *testing.T) {
 	} {
 		p, err := chat.params(req)
 		require.NoError(t, err)
-		assert.NotContains(t, body(t, p), "tool_choice")
+		assert.NotContains(t, replay.Body(t, p), "tool_choice")
 		rp, err := responses.params(req)
 		require.NoError(t, err)
-		assert.NotContains(t, body(t, rp), "tool_choice")
+		assert.NotContains(t, replay.Body(t, rp), "tool_choice")
 	}
 }
 
