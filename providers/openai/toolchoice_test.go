@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,60 +11,27 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
-var convertTool = toolloop.ToolSpec{
-	Name:        "to_fahrenheit",
-	Description: "Convert a temperature from Celsius to Fahrenheit.",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`),
-}
-
-// toolChoiceCases are the tool choices with a golden request body each.
-// none is the loop's wrap-up turn: the tools still listed, the last
-// results followed by the wrap-up message.
-var toolChoiceCases = []struct {
-	golden string
-	choice toolloop.ToolChoice
-	wrapUp bool
-}{
-	{"tool_choice_none", toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}, true},
-	{"tool_choice_required", toolloop.ToolChoice{Mode: toolloop.ToolChoiceRequired}, false},
-	{"tool_choice_named", toolloop.ToolChoice{Mode: toolloop.ToolChoiceRequired, Name: "to_fahrenheit"}, false},
-}
-
-// toolChoiceRequest returns the weather request with two tools and
-// choice; with wrappingUp, the transcript holds a tool turn and ends with
-// the wrap-up message.
+// toolChoiceRequest is the weather request with both tools and choice
+// (see replay.ToolChoiceRequest).
 func toolChoiceRequest(choice toolloop.ToolChoice, wrappingUp bool) *toolloop.Request {
-	req := weatherRequest()
-	req.Tools = []toolloop.ToolSpec{weatherTool, convertTool}
-	req.ToolChoice = choice
-	if wrappingUp {
-		req.Messages = append(req.Messages,
-			toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{
-				{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
-			}, StopReason: toolloop.StopToolUse},
-			toolloop.ToolMessage(&toolloop.ToolResult{CallID: "call_1", Name: "get_weather", Status: toolloop.StatusOK,
-				Content: []toolloop.Content{toolloop.TextContent(`{"sky":"light rain","temp_c":18}`)}}),
-			replay.WrapUp,
-		)
-	}
-	return req
+	return replay.ToolChoiceRequest(weatherRequest(), []toolloop.ToolSpec{weatherTool, replay.ConvertTool}, choice, wrappingUp)
 }
 
 func TestToolChoice(t *testing.T) {
-	for _, tt := range toolChoiceCases {
-		t.Run(tt.golden, func(t *testing.T) {
-			srv := serve(t, replay.Step{Golden: tt.golden, Response: "plain.json"})
-			_, err := modelFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.choice, tt.wrapUp))
+	for _, tt := range replay.ToolChoiceCases {
+		t.Run(tt.Golden, func(t *testing.T) {
+			srv := serve(t, replay.Step{Golden: tt.Golden, Response: "plain.json"})
+			_, err := modelFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
 			require.NoError(t, err)
 		})
 	}
 }
 
 func TestResponsesToolChoice(t *testing.T) {
-	for _, tt := range toolChoiceCases {
-		t.Run(tt.golden, func(t *testing.T) {
-			srv := serve(t, replay.Step{Golden: "responses_" + tt.golden, Response: rapi("text.json")})
-			_, err := responsesFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.choice, tt.wrapUp))
+	for _, tt := range replay.ToolChoiceCases {
+		t.Run(tt.Golden, func(t *testing.T) {
+			srv := serve(t, replay.Step{Golden: "responses_" + tt.Golden, Response: rapi("text.json")})
+			_, err := responsesFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
 			require.NoError(t, err)
 		})
 	}

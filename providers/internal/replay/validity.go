@@ -221,3 +221,47 @@ func Keys(m map[string]bool) []string {
 	slices.Sort(out)
 	return out
 }
+
+// ConvertTool is the second tool of the tool-choice requests, the one a
+// named choice names.
+var ConvertTool = toolloop.ToolSpec{
+	Name:        "to_fahrenheit",
+	Description: "Convert a temperature from Celsius to Fahrenheit.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`),
+}
+
+// ToolChoiceCase is a tool choice with a golden request body: Golden
+// names the file, and WrapUp says the request is the loop's wrap-up turn.
+type ToolChoiceCase struct {
+	Golden string
+	Choice toolloop.ToolChoice
+	WrapUp bool
+}
+
+// ToolChoiceCases are the tool choices every provider maps. none is the
+// loop's wrap-up turn: the tools still listed, the last results followed
+// by the wrap-up message.
+var ToolChoiceCases = []ToolChoiceCase{
+	{"tool_choice_none", toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}, true},
+	{"tool_choice_required", toolloop.ToolChoice{Mode: toolloop.ToolChoiceRequired}, false},
+	{"tool_choice_named", toolloop.ToolChoice{Mode: toolloop.ToolChoiceRequired, Name: "to_fahrenheit"}, false},
+}
+
+// ToolChoiceRequest returns req (a provider test's weather request) with
+// tools and choice; with wrappingUp, its transcript holds a tool turn and
+// ends with the wrap-up message. req is changed and returned.
+func ToolChoiceRequest(req *toolloop.Request, tools []toolloop.ToolSpec, choice toolloop.ToolChoice, wrappingUp bool) *toolloop.Request {
+	req.Tools = tools
+	req.ToolChoice = choice
+	if wrappingUp {
+		req.Messages = append(req.Messages,
+			toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{
+				{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+			}, StopReason: toolloop.StopToolUse},
+			toolloop.ToolMessage(&toolloop.ToolResult{CallID: "call_1", Name: "get_weather", Status: toolloop.StatusOK,
+				Content: []toolloop.Content{toolloop.TextContent(`{"sky":"light rain","temp_c":18}`)}}),
+			WrapUp,
+		)
+	}
+	return req
+}
