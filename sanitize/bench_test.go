@@ -93,7 +93,7 @@ func tenMB(b *testing.B) (string, int) {
 	for i := 0; out.Len() < 10<<20; i++ {
 		out.WriteString(ordinary[i%len(ordinary)])
 		if i%3 == 2 {
-			text, s := cases[(i/3)%len(cases)].generate(b, uint64(i))
+			text, s := generate(b, cases[(i/3)%len(cases)], uint64(i))
 			out.WriteString(text)
 			secrets += len(s)
 		}

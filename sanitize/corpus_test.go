@@ -2,16 +2,12 @@ package sanitize_test
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -19,177 +15,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/internal/secretcorpus"
 	"github.com/toolloop/toolloop/sanitize"
 )
 
-// secretClasses are the character classes of the corpus's secret specs,
-// [C:n].
-var secretClasses = map[string]string{
-	"U": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-	"L": "abcdefghijklmnopqrstuvwxyz",
-	"D": "0123456789",
-	"A": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-	"a": "abcdefghijklmnopqrstuvwxyz0123456789",
-	"H": "0123456789abcdef",
-	"B": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-	"W": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
-	// P: what people put in passwords, short of the characters that
-	// would need quoting in a shell or encoding in a URL.
-	"P": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#%^*_+=~.",
-	// Q: the bech32 alphabet of age keys, upper case.
-	"Q": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
-}
-
-// corpusCase is one document of the secrets corpus.
-type corpusCase struct {
-	format, source string
-	doc            string
-}
-
-// corpusSecret is a secret made up for a case: its value and its random
-// parts, which must not survive redaction.
-type corpusSecret struct {
-	value string
-	runs  []string
-}
-
-func loadSecretsCorpus(t testing.TB) []corpusCase {
+// loadSecretsCorpus reads the secrets corpus; internal/secretcorpus
+// documents how its secrets are made and checked.
+func loadSecretsCorpus(t testing.TB) []secretcorpus.Case {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "redact", "secrets.txt"))
+	cases, err := secretcorpus.Load(filepath.Join("testdata", "redact", "secrets.txt"))
 	require.NoError(t, err)
-	var cases []corpusCase
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if head, ok := strings.CutPrefix(line, "== "); ok {
-			format, source, _ := strings.Cut(strings.TrimSpace(head), " | ")
-			cases = append(cases, corpusCase{format: format, source: source})
-			continue
-		}
-		if len(cases) == 0 {
-			continue // the header
-		}
-		cases[len(cases)-1].doc += line
-	}
-	for i := range cases {
-		cases[i].doc = strings.TrimRight(cases[i].doc, "\n") + "\n"
-	}
 	return cases
 }
 
-// generate fills in the case's secrets, at random but the same way for
-// the same seed.
-func (c corpusCase) generate(t testing.TB, seed uint64) (string, []corpusSecret) {
-	h := fnv.New64a()
-	h.Write([]byte(c.format))
-	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-	var b strings.Builder
-	var secrets []corpusSecret
-	rest := c.doc
-	for {
-		i := strings.Index(rest, "{{")
-		if i < 0 {
-			b.WriteString(rest)
-			break
-		}
-		j := strings.Index(rest[i:], "}}")
-		require.Positive(t, j, "case %q: an unclosed {{", c.format)
-		b.WriteString(rest[:i])
-		s := makeSecret(t, rest[i+2:i+j], rng)
-		b.WriteString(s.value)
-		secrets = append(secrets, s)
-		rest = rest[i+j+2:]
-	}
-	require.NotEmpty(t, secrets, "case %q has no secret", c.format)
-	return b.String(), secrets
+// generate fills in c's secrets, the same way for the same seed.
+func generate(t testing.TB, c secretcorpus.Case, seed uint64) (string, []secretcorpus.Secret) {
+	t.Helper()
+	text, secrets, err := c.Generate(seed)
+	require.NoError(t, err)
+	return text, secrets
 }
 
-func makeSecret(t testing.TB, spec string, rng *rand.Rand) corpusSecret {
-	var s corpusSecret
-	var b strings.Builder
-	for spec != "" {
-		if spec[0] != '[' {
-			b.WriteByte(spec[0])
-			spec = spec[1:]
-			continue
-		}
-		end := strings.IndexByte(spec, ']')
-		require.Positive(t, end, "bad spec %q", spec)
-		class, count, ok := strings.Cut(spec[1:end], ":")
-		require.True(t, ok, "bad spec %q", spec)
-		n, err := strconv.Atoi(count)
-		require.NoError(t, err)
-		var run string
-		if class == "pemb64" {
-			// Its first and last 48 characters encode the BEGIN and END
-			// lines, which are no secret.
-			pem := pemBase64(rng, n)
-			b.WriteString(pem[:48])
-			run = pem[48 : len(pem)-48]
-			s.runs = append(s.runs, run)
-			b.WriteString(pem[48:])
-			spec = spec[end+1:]
-			continue
-		} else {
-			alphabet, ok := secretClasses[class]
-			require.True(t, ok, "unknown class %q", class)
-			run = random(rng, alphabet, n)
-		}
-		b.WriteString(run)
-		s.runs = append(s.runs, run)
-		spec = spec[end+1:]
-	}
-	s.value = b.String()
-	return s
-}
-
-func random(rng *rand.Rand, alphabet string, n int) string {
-	out := make([]byte, n)
-	for i := range out {
-		out[i] = alphabet[rng.IntN(len(alphabet))]
-	}
-	return string(out)
-}
-
-// pemBase64 is a PEM private key with n characters of body, in base64, as
-// Kubernetes secrets hold it.
-func pemBase64(rng *rand.Rand, n int) string {
-	body := random(rng, secretClasses["B"], n)
-	var pem strings.Builder
-	pem.WriteString("-----BEGIN RSA PRIVATE KEY-----\n")
-	for len(body) > 64 {
-		pem.WriteString(body[:64] + "\n")
-		body = body[64:]
-	}
-	pem.WriteString(body + "\n-----END RSA PRIVATE KEY-----\n")
-	return base64.StdEncoding.EncodeToString([]byte(pem.String()))
-}
-
-// window is how many characters of a secret in a row may not survive.
-const window = 8
-
-// leaks returns what survives of the secrets in out: any window-long
-// piece of a random part, or a random part between 5 and window long.
-func leaks(out string, secrets []corpusSecret) []string {
-	var found []string
-	for _, s := range secrets {
-		for _, run := range s.runs {
-			switch {
-			case len(run) < 5:
-			case len(run) < window:
-				if strings.Contains(out, run) {
-					found = append(found, fmt.Sprintf("%q of %q", run, s.value))
-				}
-			default:
-				for i := 0; i+window <= len(run); i++ {
-					if strings.Contains(out, run[i:i+window]) {
-						found = append(found, fmt.Sprintf("%q of %q", run[i:i+window], s.value))
-						break
-					}
-				}
-			}
-		}
-	}
-	return found
-}
+// leaks returns what survives of the secrets in out.
+func leaks(out string, secrets []secretcorpus.Secret) []string { return secretcorpus.Leaks(out, secrets) }
 
 // corpusSeeds are the seeds each case is generated with.
 var corpusSeeds = []uint64{1, 2, 3}
@@ -203,7 +51,7 @@ func TestRedactCorpus(t *testing.T) {
 	cases := loadSecretsCorpus(t)
 	formats := map[string]bool{}
 	for _, c := range cases {
-		formats[c.format] = true
+		formats[c.Format] = true
 	}
 	require.Len(t, formats, len(cases), "each case is a format of its own")
 	require.GreaterOrEqual(t, len(formats), 52, "the corpus covers at least 52 formats")
@@ -252,9 +100,9 @@ func TestRedactCorpus(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		t.Run(c.format, func(t *testing.T) {
+		t.Run(c.Format, func(t *testing.T) {
 			for _, seed := range corpusSeeds {
-				text, secrets := c.generate(t, seed)
+				text, secrets := generate(t, c, seed)
 				require.Empty(t, leaks(text, nil))
 				for _, v := range variants {
 					for _, out := range v.run(t, text) {
