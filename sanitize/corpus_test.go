@@ -37,7 +37,9 @@ func generate(t testing.TB, c secretcorpus.Case, seed uint64) (string, []secretc
 }
 
 // leaks returns what survives of the secrets in out.
-func leaks(out string, secrets []secretcorpus.Secret) []string { return secretcorpus.Leaks(out, secrets) }
+func leaks(out string, secrets []secretcorpus.Secret) []string {
+	return secretcorpus.Leaks(out, secrets)
+}
 
 // corpusSeeds are the seeds each case is generated with.
 var corpusSeeds = []uint64{1, 2, 3}
