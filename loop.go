@@ -77,6 +77,14 @@ type AgentLoop struct {
 	// MaxResultBytes is each result's byte budget; 0 means 64 KiB, and a
 	// negative value turns truncation off.
 	MaxResultBytes int
+	// MaxOutputBytes is the pre-hook budget: the most of a tool's output
+	// the loop holds. Output beyond it is cut while it is produced where
+	// the source allows (shell, plugins, MCP, typed tools' text), and
+	// otherwise as soon as the tool returns, so post-hooks (a redactor,
+	// an envelope) see at most this much; the result is then cut to
+	// MaxResultBytes for the model. 0 means 1 MiB or MaxResultBytes if
+	// that is larger; a negative value turns the cut off.
+	MaxOutputBytes int
 
 	// ContextManagers keep the transcript within the model's context
 	// window: before every model request each is asked, in order, for an
@@ -241,6 +249,21 @@ func (l *AgentLoop) toolTimeout() time.Duration {
 		return l.ToolTimeout
 	}
 	return DefaultToolTimeout
+}
+
+// DefaultMaxOutputBytes is the default pre-hook budget of one call's output.
+const DefaultMaxOutputBytes = 1 << 20
+
+// maxOutputBytes is the pre-hook budget; <= 0 means none.
+func (l *AgentLoop) maxOutputBytes() int {
+	if l.MaxOutputBytes != 0 {
+		return l.MaxOutputBytes
+	}
+	if r := l.maxResultBytes(); r <= 0 {
+		return -1
+	} else {
+		return max(r, DefaultMaxOutputBytes)
+	}
 }
 
 func (l *AgentLoop) maxResultBytes() int {

@@ -126,7 +126,7 @@ func (cr *callRun) setCall(args json.RawMessage) {
 	cr.callv = Call{
 		ID: cr.tc.ID, Name: cr.tc.Name, Arguments: args,
 		Annotations: cr.e.spec.Annotations, Source: cr.e.kind, SourceName: cr.e.source,
-		RunID: cr.rn.id, Turn: cr.rn.turn,
+		RunID: cr.rn.id, Turn: cr.rn.turn, MaxOutputBytes: max(cr.rn.l.maxOutputBytes(), 0),
 	}
 	if cr.rn.observed {
 		cr.callv.Reporter = cr

@@ -103,6 +103,16 @@ type Call struct {
 
 	// Reporter receives progress and partial output; nil discards them.
 	Reporter Reporter
+
+	// MaxOutputBytes is how much of the tool's output the loop keeps: the
+	// loop cuts anything beyond it before the post-hooks run, and then
+	// cuts the result to the model's budget. A tool or source that can
+	// stop reading early (a process's output, a plugin's or server's
+	// reply) should keep no more than this many bytes of text, so a tool
+	// that produces gigabytes costs no more memory than the budget. The
+	// loop sets it on every call (see [AgentLoop.MaxOutputBytes]); 0, as
+	// on a Call made by hand, means no limit was given.
+	MaxOutputBytes int
 }
 
 // Bind decodes the call's arguments into v.
