@@ -101,6 +101,10 @@ type Event struct {
 
 	// Text is a partial output or a model delta (text or reasoning).
 	Text string `json:"text,omitempty"`
+	// Coalesced, on progress and partial-output events, counts the reports
+	// of the tool this event stands for when the loop's rate limit joined
+	// several (see [AgentLoop.ReportInterval]); 0 means one.
+	Coalesced int `json:"coalesced,omitempty"`
 
 	// Run and model events.
 	Messages   []Message           `json:"messages,omitempty"`

@@ -85,6 +85,26 @@ type AgentLoop struct {
 	// MaxResultBytes for the model. 0 means 1 MiB or MaxResultBytes if
 	// that is larger; a negative value turns the cut off.
 	MaxOutputBytes int
+	// MaxCallsPerTurn bounds the calls of one model turn: calls beyond it
+	// are not run and get an error result saying so. 0 means 128; a
+	// negative value means no limit.
+	MaxCallsPerTurn int
+	// MaxTurnResultBytes bounds the results of one turn together: each of
+	// a turn's n calls is cut to MaxTurnResultBytes/n bytes, if that is
+	// less than MaxResultBytes. 0 means 1 MiB; a negative value means no
+	// limit.
+	MaxTurnResultBytes int
+	// ReportInterval rate-limits what each running call reports: at most
+	// one progress and one partial-output event per interval. Reports in
+	// between are joined into the next event (partial output up to
+	// MaxPartialBytes per event, with a marker counting the bytes
+	// dropped; progress keeps the latest) and Event.Coalesced counts them;
+	// what is pending when the call ends is sent before its completion.
+	// 0 means 100ms; a negative value sends every report as it comes.
+	ReportInterval time.Duration
+	// MaxPartialBytes bounds the text of one partial-output event; 0
+	// means 16 KiB.
+	MaxPartialBytes int
 
 	// ContextManagers keep the transcript within the model's context
 	// window: before every model request each is asked, in order, for an
@@ -113,6 +133,9 @@ type AgentLoop struct {
 	// the handler with a sanitize.Redactor's LogHandler to keep secrets
 	// out of the log.
 	Logger *slog.Logger
+
+	// grace overrides cancelGrace, for tests.
+	grace time.Duration
 }
 
 // RunResult is what a run produced, complete or not.
@@ -185,6 +208,9 @@ type runState struct {
 
 	// started is when Run or Resume was called, for Budget.MaxDuration.
 	started time.Time
+	// share is the byte budget of each result of the current turn (see
+	// AgentLoop.MaxTurnResultBytes); set before the turn's calls start.
+	share int
 	// tokens counts the transcript's tokens for context managers.
 	tokens tokenCounter
 	// lastModel names the model that answered last.
@@ -251,19 +277,48 @@ func (l *AgentLoop) toolTimeout() time.Duration {
 	return DefaultToolTimeout
 }
 
-// DefaultMaxOutputBytes is the default pre-hook budget of one call's output.
-const DefaultMaxOutputBytes = 1 << 20
+// The defaults of AgentLoop.MaxOutputBytes, MaxCallsPerTurn and
+// MaxTurnResultBytes.
+const (
+	DefaultMaxOutputBytes     = 1 << 20
+	DefaultMaxCallsPerTurn    = 128
+	DefaultMaxTurnResultBytes = 1 << 20
+)
+
+func (l *AgentLoop) maxCallsPerTurn() int {
+	if l.MaxCallsPerTurn == 0 {
+		return DefaultMaxCallsPerTurn
+	}
+	return l.MaxCallsPerTurn
+}
+
+// resultShare is the byte budget of each result in a turn of n calls;
+// <= 0 means none.
+func (l *AgentLoop) resultShare(n int) int {
+	per := l.maxResultBytes()
+	turn := l.MaxTurnResultBytes
+	if turn == 0 {
+		turn = DefaultMaxTurnResultBytes
+	}
+	if turn < 0 || n == 0 {
+		return per
+	}
+	if per <= 0 || turn/n < per {
+		return max(turn/n, 1)
+	}
+	return per
+}
 
 // maxOutputBytes is the pre-hook budget; <= 0 means none.
 func (l *AgentLoop) maxOutputBytes() int {
 	if l.MaxOutputBytes != 0 {
 		return l.MaxOutputBytes
 	}
-	if r := l.maxResultBytes(); r <= 0 {
+	r := l.maxResultBytes()
+	if r <= 0 {
 		return -1
-	} else {
-		return max(r, DefaultMaxOutputBytes)
 	}
+	return max(r, DefaultMaxOutputBytes)
 }
 
 func (l *AgentLoop) maxResultBytes() int {
@@ -513,15 +568,20 @@ func (rn *runState) callStopWhen(b *Budget, st RunStatus) (be *BudgetError) {
 // counts the others.
 func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
 	allowed := len(calls)
-	if m := rn.l.Budget.MaxToolCalls; m > 0 {
-		allowed = min(max(m-res.ToolCalls, 0), len(calls))
+	var why string
+	if m := rn.l.maxCallsPerTurn(); m > 0 && allowed > m {
+		allowed = m
+		why = fmt.Sprintf("not run: the model asked for %d tool calls in one turn, and at most %d run per turn; ask again for the ones still needed", len(calls), m)
+	}
+	if m := rn.l.Budget.MaxToolCalls; m > 0 && m-res.ToolCalls < allowed {
+		allowed = max(m-res.ToolCalls, 0)
+		why = fmt.Sprintf("not run: the run's budget allows %d tool calls, and they are spent", m)
 	}
 	res.ToolCalls += allowed
 	if allowed == len(calls) {
 		return nil
 	}
 	done := make([]*ToolResult, len(calls))
-	why := fmt.Sprintf("not run: the run's budget allows %d tool calls, and they are spent", rn.l.Budget.MaxToolCalls)
 	for i := allowed; i < len(calls); i++ {
 		r := notRunResult(calls[i], why)
 		done[i] = r

@@ -175,8 +175,10 @@ type ToolCall struct {
 }
 
 // toolCallJSON is the wire form of ToolCall. Arguments that are not valid
-// JSON cannot be carried in a json.RawMessage, so they travel as a string
-// in RawArguments and the transcript still round-trips without loss.
+// JSON cannot be carried in a json.RawMessage, nor can JSON nested deeper
+// than MaxJSONDepth be read back inside a transcript, so such arguments
+// travel as a string in RawArguments and the transcript still round-trips
+// without loss.
 type toolCallJSON struct {
 	ID           string          `json:"id"`
 	Name         string          `json:"name"`
@@ -187,7 +189,7 @@ type toolCallJSON struct {
 // MarshalJSON implements [json.Marshaler].
 func (c ToolCall) MarshalJSON() ([]byte, error) {
 	w := toolCallJSON{ID: c.ID, Name: c.Name}
-	if json.Valid(c.Arguments) {
+	if json.Valid(c.Arguments) && !tooDeep(c.Arguments) {
 		w.Arguments = c.Arguments
 	} else {
 		s := string(c.Arguments)

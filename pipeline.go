@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,14 @@ import (
 // cancelGrace is how long a cancelled or timed-out call gets to return on
 // its own before the loop gives up waiting and answers for it.
 const cancelGrace = 200 * time.Millisecond
+
+// cancelGrace is the loop's grace; tests shorten it with l.grace.
+func (l *AgentLoop) cancelGrace() time.Duration {
+	if l.grace > 0 {
+		return l.grace
+	}
+	return cancelGrace
+}
 
 // callRun is one tool call on its way through the pipeline:
 // normalize → resolve → validate → guard → pre-hook → execute → post-hook → truncate.
@@ -41,7 +50,9 @@ type callRun struct {
 	stack  string
 
 	// state says who owns the call's result: the goroutine running it
-	// until it finishes, or the coordinator if it gave up waiting.
+	// until it finishes, or the coordinator if it gave up waiting. The
+	// step from callRunning to callExecuting is the tool's start: once the
+	// coordinator has answered for the call, it can no longer happen.
 	state   atomic.Int32
 	ctx     callCtx
 	timeout time.Duration
@@ -51,13 +62,16 @@ type callRun struct {
 	execStart atomic.Int64
 	// finishedSeen belongs to the turn's coordinator.
 	finishedSeen bool
+	// rep rate-limits progress and partial output.
+	rep reports
 }
 
 // The states of a callRun.
 const (
-	callRunning int32 = iota
-	callFinished
-	callAbandoned
+	callRunning   int32 = iota // in the stages before the tool
+	callExecuting              // the tool has started
+	callFinished               // the call's goroutine answered
+	callAbandoned              // the coordinator answered for it
 )
 
 // execCall runs one call through the pipeline. It returns the call's
@@ -130,6 +144,7 @@ func (cr *callRun) setCall(args json.RawMessage) {
 	}
 	if cr.rn.observed {
 		cr.callv.Reporter = cr
+		cr.rep.interval, cr.rep.maxBytes = cr.rn.l.reportLimits()
 	}
 	cr.call = &cr.callv
 }
@@ -267,8 +282,58 @@ func (cr *callRun) proceed(ctx context.Context) *ToolResult {
 	if res := cr.preHooks(ctx); res != nil {
 		return res
 	}
+	if res := cr.claim(ctx); res != nil {
+		return res
+	}
 	res := cr.execute(ctx)
+	if res = cr.cutOutput(res); cr.answered() {
+		return res // the coordinator answered meanwhile: no post-hook starts
+	}
 	return cr.postHooks(ctx, res)
+}
+
+// claim marks the tool as started, unless the run is over or the turn's
+// coordinator has already answered for the call: then it returns the
+// result that says the tool did not run. The step is atomic with the
+// coordinator's answer (see turn.abandon), so a call the model is told
+// did not run never runs.
+func (cr *callRun) claim(ctx context.Context) *ToolResult {
+	if err := ctx.Err(); err != nil {
+		return notStarted(cr.tc.Name, context.Cause(ctx))
+	}
+	if !cr.state.CompareAndSwap(callRunning, callExecuting) {
+		return notStarted(cr.tc.Name, context.Canceled) // answered already; finish drops it
+	}
+	return nil
+}
+
+// notStarted is the result of a call stopped before its tool started.
+func notStarted(name string, cause error) *ToolResult {
+	return errorResult(KindCanceled, "not run: the run was canceled before %s started (%v)", name, cause)
+}
+
+// answered reports that the turn's coordinator has answered for the call.
+func (cr *callRun) answered() bool { return cr.state.Load() == callAbandoned }
+
+// cutOutput cuts a tool's output to the pre-hook budget, so post-hooks
+// and everything after them hold no more than that.
+func (cr *callRun) cutOutput(res *ToolResult) *ToolResult {
+	budget := cr.rn.l.maxOutputBytes()
+	if res == nil || budget <= 0 {
+		return res
+	}
+	n := contentBytes(res.Content)
+	if n <= budget {
+		return res
+	}
+	if res != &cr.result {
+		cr.result = *res // never modify a result the tool may still hold
+	}
+	r := &cr.result
+	r.Content, _ = truncateContent(r.Content, budget)
+	r.Meta.Bytes = max(r.Meta.Bytes, n)
+	r.Meta.Truncated = true
+	return r
 }
 
 func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
@@ -278,6 +343,9 @@ func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
 	}
 	modified := false
 	for i, h := range hooks {
+		if cr.answered() || ctx.Err() != nil {
+			return notStarted(cr.tc.Name, context.Cause(ctx))
+		}
 		r, err := protect2(func() (PreToolUse, error) { return h(ctx, cr.call) })
 		if err != nil {
 			cr.hookEvent("pre_tool_use", i, effectOf(err), err.Error())
@@ -308,6 +376,9 @@ func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
 
 func (cr *callRun) postHooks(ctx context.Context, res *ToolResult) *ToolResult {
 	for i, h := range cr.rn.l.Hooks.PostToolUse {
+		if cr.answered() {
+			return res
+		}
 		r, err := protect2(func() (*ToolResult, error) { return h(ctx, cr.call, res) })
 		if err != nil {
 			eff := effectOf(err)
@@ -427,6 +498,7 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	}
 	r := &cr.result
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
+	r.Content = deepJSONAsText(r.Content)
 	switch {
 	case r.Error != nil:
 		r.Status = StatusError
@@ -444,6 +516,9 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 			cr.call = &cr.callv
 		}
 		for i, h := range hooks {
+			if cr.answered() {
+				break
+			}
 			g, err := protect(func() string { return h(ctx, cr.call, r) })
 			if err != nil {
 				cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())
@@ -455,16 +530,19 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 			}
 		}
 	}
-	if !cr.state.CompareAndSwap(callRunning, callFinished) {
+	if !cr.state.CompareAndSwap(callRunning, callFinished) && !cr.state.CompareAndSwap(callExecuting, callFinished) {
 		return nil
 	}
+	cr.closeReports(true)
 	for _, n := range cr.notes {
 		r.Content = append(r.Content, TextContent(n))
 	}
-	budget := cr.rn.l.maxResultBytes()
-	r.Meta.Bytes = contentBytes(r.Content)
+	budget := cr.rn.share
+	r.Meta.Bytes = max(r.Meta.Bytes, contentBytes(r.Content))
 	if budget > 0 {
-		r.Content, r.Meta.Truncated = truncateContent(r.Content, budget)
+		var cut bool
+		r.Content, cut = truncateContent(r.Content, budget)
+		r.Meta.Truncated = r.Meta.Truncated || cut
 	}
 	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
 	r.Meta.Source, r.Meta.SourceName = cr.kind, cr.source
@@ -488,25 +566,12 @@ func (cr *callRun) abandoned(res *ToolResult) *ToolResult {
 	}
 	r.Meta.Bytes = contentBytes(r.Content)
 	r.Meta.Duration = time.Since(cr.start)
+	cr.closeReports(false)
 	if cr.rn.observed {
 		cr.rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name,
 			Source: r.Meta.Source, SourceName: r.Meta.SourceName, Result: &r})
 	}
 	return &r
-}
-
-// ReportProgress implements [Reporter] for the loop's calls.
-func (cr *callRun) ReportProgress(_ *Call, p Progress) {
-	if cr.state.Load() == callRunning {
-		cr.emit(&Event{Type: EventProgress, Progress: &p})
-	}
-}
-
-// ReportPartial implements [Reporter] for the loop's calls.
-func (cr *callRun) ReportPartial(_ *Call, text string) {
-	if cr.state.Load() == callRunning {
-		cr.emit(&Event{Type: EventPartialResult, Text: text})
-	}
 }
 
 func (cr *callRun) emit(e *Event) {
@@ -516,6 +581,24 @@ func (cr *callRun) emit(e *Event) {
 	e.CallID, e.Tool = cr.tc.ID, cr.tc.Name
 	e.Source, e.SourceName = cr.kind, cr.source
 	cr.rn.emit(e)
+}
+
+// deepJSONAsText turns JSON blocks nested deeper than MaxJSONDepth into
+// text blocks of the same JSON, so the transcript can be read back. It
+// copies cs before changing it: the blocks may be the tool's own.
+func deepJSONAsText(cs []Content) []Content {
+	cloned := false
+	for i := range cs {
+		if len(cs[i].JSON) == 0 || !tooDeep(cs[i].JSON) {
+			continue
+		}
+		if !cloned {
+			cs, cloned = slices.Clone(cs), true
+		}
+		c := &cs[i]
+		c.Type, c.Text, c.JSON = ContentText, string(c.JSON), nil
+	}
+	return cs
 }
 
 // normalizeArgs trims space and turns empty arguments into {}, as models
@@ -532,10 +615,10 @@ func needsRepair(args json.RawMessage) bool {
 	return args[0] == '"' || args[0] == '`' || !json.Valid(args)
 }
 
-// eventArgs makes arguments safe to put in an event: invalid JSON travels
-// as a JSON string.
+// eventArgs makes arguments safe to put in an event: invalid or too deeply
+// nested JSON travels as a JSON string.
 func eventArgs(raw json.RawMessage) json.RawMessage {
-	if json.Valid(raw) {
+	if json.Valid(raw) && !tooDeep(raw) {
 		return raw
 	}
 	b, _ := json.Marshal(string(raw))

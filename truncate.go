@@ -2,6 +2,7 @@ package toolloop
 
 import (
 	"encoding/json"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,19 +18,36 @@ const DefaultMaxResultBytes = 64 << 10
 // is replaced with U+FFFD first, so the result is always valid UTF-8 and at
 // most budget bytes long.
 func TruncateText(s string, budget int) string {
-	if !utf8.ValidString(s) {
+	budget = max(budget, 0)
+	if utf8.ValidString(s) {
+		if len(s) <= budget {
+			return s
+		}
+		return cutMiddle(s, budget, len(s), 0)
+	}
+	// Repair only what can be kept: a head and a tail of at most budget
+	// bytes each (the middle goes anyway), so a huge invalid output costs
+	// no copy of itself. A replacement may make a byte three, so repairing
+	// can also push a short output over the budget.
+	hidden, total := 0, len(s)
+	if len(s) > 2*budget {
+		hidden = len(s) - 2*budget
+		s = strings.ToValidUTF8(s[:budget], "\uFFFD") + strings.ToValidUTF8(s[len(s)-budget:], "\uFFFD")
+	} else {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if len(s) <= budget {
+	if hidden == 0 && len(s) <= budget {
 		return s
 	}
-	return cutMiddle(s, max(budget, 0))
+	return cutMiddle(s, budget, total, hidden)
 }
 
-// cutMiddle assumes valid UTF-8 longer than budget.
-func cutMiddle(s string, budget int) string {
+// cutMiddle cuts the middle of s, valid UTF-8 longer than budget. The
+// marker reports total bytes, of which hidden were already left out
+// between the head and the tail of s.
+func cutMiddle(s string, budget, total, hidden int) string {
 	// Size the marker for the largest possible cut; the real one is no longer.
-	marker := truncMarker(len(s), len(s))
+	marker := truncMarker(total, total)
 	if budget < len(marker)+16 {
 		return s[:runeFloor(s, budget)]
 	}
@@ -44,7 +62,13 @@ func cutMiddle(s string, budget int) string {
 		tailStart += nl + 1
 	}
 	cut := tailStart - headLen
-	marker = truncMarker(cut, len(s))
+	if hidden > 0 {
+		// s is a repaired head and tail of a longer input: count what
+		// was left of the input's own bytes. Repair can lengthen what is
+		// kept, so this is at least hidden and less than total.
+		cut = max(total-headLen-(len(s)-tailStart), hidden)
+	}
+	marker = truncMarker(cut, total)
 	if headLen > 0 && s[headLen-1] == '\n' {
 		marker = marker[1:] // the head already ends its line
 	}
@@ -103,7 +127,9 @@ func truncateContent(cs []Content, budget int) (out []Content, truncated bool) {
 		return cs, false
 	}
 	out = slices.Clone(cs)
-	if !valid {
+	if !valid && contentBytes(cs) <= budget {
+		// Small enough to repair whole; TruncateText repairs what it
+		// keeps of larger blocks.
 		for i := range out {
 			out[i].Text = strings.ToValidUTF8(out[i].Text, "\uFFFD")
 		}
@@ -182,8 +208,10 @@ func truncateJSON(raw json.RawMessage, budget int) (json.RawMessage, string, Con
 
 func truncateContainer(s string, budget int) (string, bool) {
 	isObj := s[0] == '{'
-	items := splitTopLevel(s)
-	total := len(items)
+	total := 0
+	for range topLevel(s) {
+		total++
+	}
 	note := func(kept int) string {
 		msg := strconv.Quote(strconv.Itoa(total-kept) + " of " + strconv.Itoa(total) + " items cut to fit the output budget")
 		if isObj {
@@ -193,8 +221,9 @@ func truncateContainer(s string, budget int) (string, bool) {
 	}
 	var b strings.Builder
 	b.WriteByte(s[0])
-	kept := 0
-	for k, it := range items {
+	kept, k := 0, -1
+	for it := range topLevel(s) {
+		k++
 		need := b.Len() + len(it) + 1 // the item and the closing bracket
 		if kept > 0 {
 			need++ // the comma before the item
@@ -227,53 +256,57 @@ func truncateContainer(s string, budget int) (string, bool) {
 	return out, len(out) <= budget
 }
 
-// splitTopLevel returns the elements of a JSON array, or the "key":value
-// members of a JSON object, as substrings of s, which must be valid JSON.
-func splitTopLevel(s string) []string {
-	var items []string
-	depth, start := 0, -1
-	inStr, esc := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
+// topLevel yields the elements of a JSON array, or the "key":value members
+// of a JSON object, as substrings of s, which must be valid JSON. It holds
+// none of them, so counting the items of a huge output costs nothing.
+func topLevel(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		depth, start := 0, -1
+		inStr, esc := false, false
+		emit := func(i int) bool {
+			it := strings.TrimSpace(s[start:i])
+			start = -1
+			return yield(it)
 		}
-		switch c {
-		case '"':
-			inStr = true
-			if depth == 1 && start < 0 {
-				start = i
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if inStr {
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
+					inStr = false
+				}
+				continue
 			}
-		case '[', '{':
-			depth++
-			if depth == 2 && start < 0 {
-				start = i
-			}
-		case ']', '}':
-			if depth == 1 && start >= 0 {
-				items = append(items, strings.TrimSpace(s[start:i]))
-				start = -1
-			}
-			depth--
-		case ',':
-			if depth == 1 && start >= 0 {
-				items = append(items, strings.TrimSpace(s[start:i]))
-				start = -1
-			}
-		case ' ', '\t', '\n', '\r':
-		default:
-			if depth == 1 && start < 0 {
-				start = i
+			switch c {
+			case '"':
+				inStr = true
+				if depth == 1 && start < 0 {
+					start = i
+				}
+			case '[', '{':
+				depth++
+				if depth == 2 && start < 0 {
+					start = i
+				}
+			case ']', '}':
+				if depth == 1 && start >= 0 && !emit(i) {
+					return
+				}
+				depth--
+			case ',':
+				if depth == 1 && start >= 0 && !emit(i) {
+					return
+				}
+			case ' ', '\t', '\n', '\r':
+			default:
+				if depth == 1 && start < 0 {
+					start = i
+				}
 			}
 		}
 	}
-	return items
 }

@@ -87,7 +87,11 @@ func TestTruncateText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := TruncateText(tt.s, tt.budget)
-			checkTruncated(t, strings.ToValidUTF8(tt.s, "\uFFFD"), tt.budget, out)
+			if fixed := strings.ToValidUTF8(tt.s, "\uFFFD"); fixed == tt.s || len(tt.s) <= 2*tt.budget {
+				checkTruncated(t, fixed, tt.budget, out)
+			} else {
+				checkTruncatedInvalid(t, tt.s, tt.budget, out)
+			}
 			if tt.want != "" {
 				assert.Equal(t, tt.want, out)
 			}
@@ -351,7 +355,38 @@ func TestTruncateContentInvalidUTF8OverBudget(t *testing.T) {
 	latin1 := strings.Repeat("caf\xe9 ", 2000)
 	out, truncated := truncateContent([]Content{TextContent(latin1)}, 1000)
 	assert.True(t, truncated)
-	checkTruncated(t, strings.ToValidUTF8(latin1, "\uFFFD"), 1000, out[0].Text)
+	checkTruncatedInvalid(t, latin1, 1000, out[0].Text)
+}
+
+// checkTruncatedInvalid checks TruncateText(s, budget) = out for s that
+// is not valid UTF-8 and longer than budget: within budget, valid UTF-8, a
+// head and a tail of s repaired, and a marker that gives s's own size.
+func checkTruncatedInvalid(t *testing.T, s string, budget int, out string) {
+	t.Helper()
+	require.True(t, utf8.ValidString(out), "not valid UTF-8: %q", out)
+	require.LessOrEqual(t, len(out), budget)
+	head, tail, cut, total, ok := splitTruncated(out)
+	require.True(t, ok, "a marker: %q", out)
+	require.Equal(t, len(s), total, "the marker gives the input's size in bytes")
+	require.Less(t, cut, total)
+	fixed := strings.ToValidUTF8(s, "\uFFFD")
+	require.True(t, strings.HasPrefix(fixed, strings.TrimSuffix(head, "\n")), "head: %q", head)
+	require.True(t, strings.HasSuffix(fixed, strings.TrimPrefix(tail, "\n")), "tail: %q", tail)
+}
+
+// A huge output that is not valid UTF-8 is repaired only where it is
+// kept: truncating it costs about the budget, not a copy of itself.
+func TestTruncateTextInvalidHugeAllocatesBudget(t *testing.T) {
+	huge := strings.Repeat("\xff\xfeok ", 1<<20) // 6 MiB of mostly invalid bytes
+	out := TruncateText(huge, 4096)
+	checkTruncatedInvalid(t, huge, 4096, out)
+	allocs := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = TruncateText(huge, 4096)
+		}
+	})
+	require.Less(t, allocs.AllocedBytesPerOp(), int64(64<<10), "bytes allocated to truncate 6 MiB to 4 KiB")
 }
 
 // More budget never makes a JSON container fall back to text: if k

@@ -37,6 +37,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			remaining++
 		}
 	}
+	rn.share = rn.l.resultShare(remaining)
 	for remaining > 0 {
 		// Start what may start.
 		for next < n {
@@ -63,7 +64,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			running++
 			next++
 			// A call cannot hang before it has had its timeout.
-			t.wakeBy(rn.l.timeoutOf(e) + cancelGrace)
+			t.wakeBy(rn.l.timeoutOf(e) + rn.l.cancelGrace())
 		}
 		if remaining == 0 {
 			break
@@ -77,20 +78,24 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			t.armed = false
 			now := time.Since(t.begin)
 			for i, cr := range t.crs {
-				if cr == nil || cr.finishedSeen || cr.state.Load() != callRunning {
+				if st := cr.state.Load(); cr == nil || cr.finishedSeen || st == callFinished || st == callAbandoned {
 					continue
 				}
 				started := time.Duration(cr.execStart.Load())
-				switch hangAt := started + cr.timeout + cancelGrace; {
+				switch hangAt := started + cr.timeout + rn.l.cancelGrace(); {
 				case cancelAt > 0 && now >= cancelAt:
-					t.abandon(i, cr.contextResult(false, " and did not stop when asked"))
+					if !t.abandon(i, false) {
+						continue // it finished meanwhile: t.finished has it
+					}
 				case started > 0 && now >= hangAt:
-					t.abandon(i, cr.contextResult(true, " and did not stop when asked"))
+					if !t.abandon(i, true) {
+						continue
+					}
 				case started > 0:
 					t.wakeBy(hangAt - now)
 					continue
 				default:
-					t.wakeBy(rn.l.timeoutOf(cr.e) + cancelGrace)
+					t.wakeBy(rn.l.timeoutOf(cr.e) + rn.l.cancelGrace())
 					continue
 				}
 				running--
@@ -101,8 +106,8 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			}
 		case <-ctxDone:
 			ctxDone = nil
-			cancelAt = time.Since(t.begin) + cancelGrace
-			t.wakeBy(cancelGrace)
+			cancelAt = time.Since(t.begin) + rn.l.cancelGrace()
+			t.wakeBy(rn.l.cancelGrace())
 		}
 		if running == 0 {
 			exclusiveRunning = false
@@ -186,14 +191,26 @@ func (rn *runState) stopWorkers() {
 	}
 }
 
-// abandon answers for call i, which is still running.
-func (t *turn) abandon(i int, res *ToolResult) {
+// abandon answers for call i, which is still running: timed out, or
+// canceled with the run. A call whose tool has not started yet (it waits
+// for its guard, approver or pre-hooks) is answered as not run, and the
+// same atomic step keeps its tool from starting afterwards (see claim).
+//
+// It reports false if the call finished meanwhile.
+func (t *turn) abandon(i int, timedOut bool) bool {
 	cr := t.crs[i]
-	if !cr.state.CompareAndSwap(callRunning, callAbandoned) {
-		return
+	var res *ToolResult
+	switch {
+	case cr.state.CompareAndSwap(callRunning, callAbandoned):
+		res = errorResult(KindCanceled, "not run: the run was canceled while %s waited for its guard, approver or hooks, which did not stop when asked; the tool did not start", cr.tc.Name)
+	case cr.state.CompareAndSwap(callExecuting, callAbandoned):
+		res = cr.contextResult(timedOut, " and did not stop when asked")
+	default:
+		return false
 	}
 	cr.finishedSeen = true
 	t.results[i] = cr.abandoned(res)
+	return true
 }
 
 // wakeBy makes sure the coordinator wakes within d to look for calls to

@@ -34,9 +34,10 @@ type FuncTool[In any] struct {
 // description with commas in it.
 //
 // fn's result becomes the tool's output: a string is text, a *ToolResult,
-// Content or []Content is used as is, nil is an empty success, and any
-// other value is marshalled to a JSON block. An error fails the call (see
-// [Tool]).
+// Content or []Content is used as is, nil (or a nil *ToolResult) is an
+// empty success, and any other value is marshalled to a JSON block. An
+// error fails the call (see [Tool]). A string longer than the call's
+// [Call.MaxOutputBytes] is cut as soon as fn returns.
 //
 // NewTool panics if In has no valid schema: that is a mistake in the
 // program, like registering a nil handler.
@@ -88,17 +89,26 @@ func (t *FuncTool[In]) runInto(ctx context.Context, call *Call, res *ToolResult)
 	if err != nil {
 		return err
 	}
-	return setResult(res, out)
+	return setResult(res, out, call.MaxOutputBytes)
 }
 
-// setResult turns a typed tool's output into res.
-func setResult(res *ToolResult, out any) error {
+// setResult turns a typed tool's output into res. Text longer than limit
+// (if positive) is cut at once, so the loop holds no more of it.
+func setResult(res *ToolResult, out any, limit int) error {
 	switch v := out.(type) {
 	case nil:
 		*res = ToolResult{Status: StatusOK}
 	case string:
 		*res = ToolResult{Status: StatusOK, Content: []Content{TextContent(v)}}
+		if limit > 0 && len(v) > limit {
+			res.Content[0].Text = TruncateText(v, limit)
+			res.Meta.Bytes, res.Meta.Truncated = len(v), true
+		}
 	case *ToolResult:
+		if v == nil { // a nil result and no error: an empty success
+			*res = ToolResult{Status: StatusOK}
+			return nil
+		}
 		*res = *v
 	case Content:
 		*res = ToolResult{Status: StatusOK, Content: []Content{v}}

@@ -62,6 +62,10 @@ func typeOrNone(t any) any {
 // validate checks raw arguments against the entry's schema. The error is
 // an invalid_args *ToolError written for the model.
 func (e *entry) validate(raw json.RawMessage) *ToolError {
+	if tooDeep(raw) {
+		return &ToolError{Kind: KindInvalidArgs, Message: fmt.Sprintf(
+			"arguments for %s nest deeper than %d levels. Send flatter arguments.", e.spec.Name, MaxJSONDepth)}
+	}
 	if e.fast != nil && e.fast.accepts(raw) {
 		return nil
 	}
