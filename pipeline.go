@@ -58,7 +58,8 @@ type callRun struct {
 	timeout time.Duration
 	// execStart is when the tool started, as time since the turn began; 0
 	// until then. The turn's coordinator reads it to find hanging tools.
-	turn      *turn // the turn coordinating this call, if any
+	turn      *turn         // the turn coordinating this call, if any
+	expect    time.Duration // the tool's timeout as the coordinator knows it
 	execStart atomic.Int64
 	// finishedSeen belongs to the turn's coordinator.
 	finishedSeen bool
@@ -349,7 +350,10 @@ func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
 		r, err := protect2(func() (PreToolUse, error) { return h(ctx, cr.call) })
 		if err != nil {
 			cr.hookEvent("pre_tool_use", i, effectOf(err), err.Error())
-			return cr.hookFailure("pre-tool-use", i, err)
+			if ctx.Err() != nil && isContextErr(err) {
+				return notStarted(cr.tc.Name, context.Cause(ctx))
+			}
+			return cr.hookFailure("pre-tool-use", i, err, ", so "+cr.tc.Name+" did not run")
 		}
 		if r.Deny {
 			cr.hookEvent("pre_tool_use", i, "deny", r.Reason)
@@ -386,7 +390,7 @@ func (cr *callRun) postHooks(ctx context.Context, res *ToolResult) *ToolResult {
 				eff = "reject"
 			}
 			cr.hookEvent("post_tool_use", i, eff, err.Error())
-			return cr.hookFailure("post-tool-use", i, err)
+			return cr.hookFailure("post-tool-use", i, err, "")
 		}
 		if r != nil {
 			res = r
@@ -398,17 +402,22 @@ func (cr *callRun) postHooks(ctx context.Context, res *ToolResult) *ToolResult {
 
 // hookFailure turns a hook's error into the call's result: a *ToolError
 // keeps its kind, a panic is kind panic, anything else execution_failed.
-func (cr *callRun) hookFailure(hook string, i int, err error) *ToolResult {
+// what, if set, says what became of the tool.
+func (cr *callRun) hookFailure(hook string, i int, err error, what string) *ToolResult {
 	var pe *panicError
 	if errors.As(err, &pe) {
 		cr.stack = string(pe.stack)
-		return errorResult(KindPanic, "%s hook %d panicked: %v", hook, i, pe.value)
+		return errorResult(KindPanic, "%s hook %d panicked%s: %v", hook, i, what, pe.value)
 	}
 	var te *ToolError
 	if errors.As(err, &te) {
 		return ErrorResult(te)
 	}
-	return errorResult(KindExecutionFailed, "%s hook %d failed: %v", hook, i, err)
+	return errorResult(KindExecutionFailed, "%s hook %d failed%s: %v", hook, i, what, err)
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func effectOf(err error) string {

@@ -59,7 +59,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			if running >= limit || exclusiveRunning || (excl && running > 0) {
 				break
 			}
-			t.start(ctx, calls[next], next, exec)
+			t.start(ctx, calls[next], next, rn.l.timeoutOf(e), exec)
 			exclusiveRunning = excl
 			running++
 			next++
@@ -78,24 +78,31 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			t.armed = false
 			now := time.Since(t.begin)
 			for i, cr := range t.crs {
-				if st := cr.state.Load(); cr == nil || cr.finishedSeen || st == callFinished || st == callAbandoned {
+				if cr == nil || cr.finishedSeen {
 					continue
 				}
+				if st := cr.state.Load(); st == callFinished || st == callAbandoned {
+					continue
+				}
+				// cr.timeout is the call's to write until the tool starts:
+				// read it only once execStart says it has.
 				started := time.Duration(cr.execStart.Load())
-				switch hangAt := started + cr.timeout + rn.l.cancelGrace(); {
+				switch {
 				case cancelAt > 0 && now >= cancelAt:
 					if !t.abandon(i, false) {
 						continue // it finished meanwhile: t.finished has it
 					}
-				case started > 0 && now >= hangAt:
+				case started > 0:
+					hangAt := started + cr.timeout + rn.l.cancelGrace()
+					if now < hangAt {
+						t.wakeBy(hangAt - now)
+						continue
+					}
 					if !t.abandon(i, true) {
 						continue
 					}
-				case started > 0:
-					t.wakeBy(hangAt - now)
-					continue
 				default:
-					t.wakeBy(rn.l.timeoutOf(cr.e) + rn.l.cancelGrace())
+					t.wakeBy(cr.expect + rn.l.cancelGrace())
 					continue
 				}
 				running--
@@ -139,9 +146,9 @@ type turn struct {
 }
 
 // start runs call i on its own goroutine.
-func (t *turn) start(ctx context.Context, tc ToolCall, i int, exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) {
+func (t *turn) start(ctx context.Context, tc ToolCall, i int, expect time.Duration, exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) {
 	cr := t.rn.newCall(tc, i)
-	cr.turn = t
+	cr.turn, cr.expect = t, expect
 	t.crs[i] = cr
 	t.rn.spawn(func() {
 		res, p := exec(ctx, cr)
