@@ -178,7 +178,7 @@ func runSchedule(t *testing.T, r *rand.Rand, name string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := time.AfterFunc(time.Duration(r.IntN(6000))*time.Microsecond, cancel)
 	var results []*ToolResult
-	asked := calls // the calls the model made: none if the run ended first
+	asked := calls      // the calls the model made: none if the run ended first
 	if r.IntN(4) == 0 { // the public single-call path
 		for _, tc := range calls {
 			res, pend := l.RunCall(ctx, "run", 1, tc, nil)
