@@ -123,8 +123,8 @@ type printer struct {
 
 // runView is what the printer remembers of a run between its events.
 type runView struct {
-	// calls holds the argument summaries of calls that started and have
-	// not completed.
+	// calls holds the argument summaries of calls the model made that
+	// have not completed.
 	calls map[string]string
 	// streamed: this turn's text came as deltas.
 	streamed, streamedReasoning bool
@@ -285,6 +285,11 @@ func (p *printer) endLine() {
 func (p *printer) response(v *runView, r *toolloop.Response) {
 	if r == nil {
 		return
+	}
+	// The calls' arguments, for their lines: a call's start event, if it
+	// comes, says the same.
+	for _, tc := range r.Message.ToolCalls {
+		v.calls[tc.ID] = summarizeArgs(tc.Arguments, p.o.ArgumentBytes)
 	}
 	if !v.streamedReasoning && !p.o.HideReasoning {
 		for _, c := range r.Message.Content {

@@ -144,6 +144,10 @@ func TestPrinterEvents(t *testing.T) {
 			"  ✗ read_file → panic: tool read_file panicked: boom\n"},
 		{"tool.execution_complete panic verbose shows the stack", verbose, []toolloop.Event{panicEnd},
 			"  ✗ read_file → panic: tool read_file panicked: boom\n        stack: goroutine 7 [running]:\n        main.tool()\n"},
+		{"a call's arguments come from the model's turn too", sink.PrinterOptions{}, []toolloop.Event{
+			response("", toolloop.StopToolUse, toolloop.ToolCall{ID: "c1", Name: "read_file", Arguments: []byte(`{"path":"z"}`)}),
+			requested("r", ""), complete(failed(toolloop.KindInvalidArgs, "bad"))},
+			"  ? read_file path=z → needs approval: r\n  ✗ read_file path=z → invalid_args: bad\n"},
 		{"text, then calls, then text", sink.PrinterOptions{}, []toolloop.Event{
 			ev(toolloop.EventModelRequest), delta(toolloop.EventModelDelta, "Let me look."),
 			response("Let me look.", toolloop.StopToolUse, toolloop.ToolCall{ID: "c1", Name: "read_file"}),
