@@ -1,0 +1,606 @@
+package sink
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolloop/toolloop"
+)
+
+// PrinterOptions configures [NewPrinter]. The zero value, like a nil
+// *PrinterOptions, is the documented default of every field.
+type PrinterOptions struct {
+	// Color says when to colour the output; the zero value colours it only
+	// on a terminal, and never when NO_COLOR is set (see [ColorAuto]).
+	Color Color
+	// Verbose also prints what is usually noise: each call as it starts,
+	// argument repairs, allowed guard verdicts, every hook effect, model
+	// requests, progress, partial output, the stack of a panic, the run's
+	// start and a summary of its end.
+	Verbose bool
+	// HideReasoning leaves out the model's visible reasoning, which is
+	// printed dimmed and marked by default.
+	HideReasoning bool
+	// ArgumentBytes bounds the summary of a call's arguments; 0 means 80.
+	ArgumentBytes int
+	// ResultBytes bounds the one-line summary of a call's result; 0 means
+	// 100.
+	ResultBytes int
+	// ErrorBytes bounds the message of a failed call, a failed run or a
+	// limit, printed in full up to it; 0 means 4096.
+	ErrorBytes int
+	// SlowCall is how long a call must take for its line to show its
+	// duration; 0 means one second, and a negative value shows none.
+	SlowCall time.Duration
+}
+
+// NewPrinter returns an event sink that prints a run for a person at a
+// terminal: set it as AgentLoop.OnEvent, pass it to toolloop.Tee with
+// other sinks, or call it with each event of an iteration over a run.
+//
+// It writes the model's text as it streams (or, from a model that does not
+// stream, when its turn ends), its visible reasoning dimmed under a "┊"
+// margin, and one line per tool call when the call completes:
+//
+//	✓ read_file path=main.go → package main … (+41 lines)
+//	✗ bash command="go test ./..." (2.1s) → execution_failed: exit status 1
+//	      --- FAIL: TestParse (0.00s)
+//
+// with the tool, a summary of its arguments, its duration if it was slow,
+// and the first line of its result ([toolloop.ToolResult.Text], or a label
+// for content that is not text), or its error kind and message in full.
+// Approval requests and approvals (a refusal shows on the call's line),
+// guard rewrites, hooks that denied, rejected or failed, limits, pauses,
+// transcript repairs and edits, and a run's error are printed as they
+// happen; [PrinterOptions] Verbose adds the rest.
+//
+// Output per event is bounded (see the byte limits of [PrinterOptions])
+// except the model's own text, which is the answer and is printed whole.
+// Everything printed is cleaned of terminal controls first: escape
+// sequences, carriage returns and bidirectional overrides from a tool, an
+// argument or the model are shown as escapes, never obeyed. Each event is
+// one Write to w; write errors are ignored.
+//
+// The returned function is safe for concurrent use, and keeps only the
+// argument summaries of calls in flight between events. One printer may
+// serve several runs, but their lines interleave when they run at once.
+func NewPrinter(w io.Writer, opts *PrinterOptions) func(toolloop.Event) {
+	p := &printer{w: w, runs: map[string]*runView{}}
+	if opts != nil {
+		p.o = *opts
+	}
+	p.c = palette{on: useColor(p.o.Color, w)}
+	p.o.ArgumentBytes = orInt(p.o.ArgumentBytes, 80)
+	p.o.ResultBytes = orInt(p.o.ResultBytes, 100)
+	p.o.ErrorBytes = orInt(p.o.ErrorBytes, 4096)
+	if p.o.SlowCall == 0 {
+		p.o.SlowCall = time.Second
+	}
+	return p.event
+}
+
+func orInt(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+type streamKind int
+
+const (
+	streamNone streamKind = iota
+	streamText
+	streamReasoning
+)
+
+// The marks that open a printer's lines.
+const (
+	markOK     = "✓"
+	markFailed = "✗"
+	markAsk    = "?"
+	markNote   = "!"
+	markInfo   = "·"
+	markStart  = "…"
+	markEdit   = "~"
+	markGap    = "        " // indents the lines of a message under a call
+	reasonMark = "┊ "
+)
+
+type printer struct {
+	mu   sync.Mutex
+	w    io.Writer
+	o    PrinterOptions
+	c    palette
+	buf  []byte
+	open streamKind
+	mid  bool // the last line written has no newline yet
+	runs map[string]*runView
+}
+
+// runView is what the printer remembers of a run between its events.
+type runView struct {
+	// calls holds the argument summaries of calls the model made that
+	// have not completed.
+	calls map[string]string
+	// streamed: this turn's text came as deltas.
+	streamed, streamedReasoning bool
+	paused                      bool
+}
+
+func (p *printer) run(id string) *runView {
+	v := p.runs[id]
+	if v == nil {
+		v = &runView{calls: map[string]string{}}
+		p.runs[id] = v
+	}
+	return v
+}
+
+func (p *printer) event(e toolloop.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = p.buf[:0]
+	p.print(e)
+	if len(p.buf) > 0 {
+		_, _ = p.w.Write(p.buf)
+	}
+	if cap(p.buf) > 64<<10 {
+		p.buf = nil // a long answer passed; do not keep its buffer
+	}
+}
+
+func (p *printer) print(e toolloop.Event) {
+	v := p.run(e.RunID)
+	switch e.Type {
+	case toolloop.EventModelDelta:
+		v.streamed = true
+		p.stream(streamText, e.Text)
+	case toolloop.EventModelReasoningDelta:
+		v.streamedReasoning = true
+		if !p.o.HideReasoning {
+			p.stream(streamReasoning, e.Text)
+		}
+	case toolloop.EventModelRequest:
+		v.streamed, v.streamedReasoning = false, false
+		if p.o.Verbose {
+			p.line(markInfo, sgrDim, "model request (turn "+strconv.Itoa(e.Turn)+")")
+		}
+	case toolloop.EventModelResponse:
+		p.response(v, e.Response)
+		v.streamed, v.streamedReasoning = false, false
+	case toolloop.EventStart:
+		args := summarizeArgs(e.Arguments, p.o.ArgumentBytes)
+		v.calls[e.CallID] = args
+		if p.o.Verbose {
+			p.callLine(markStart, sgrDim, e.Tool, args, "", "")
+		}
+	case toolloop.EventArgumentsRepaired:
+		args := summarizeArgs(e.Arguments, p.o.ArgumentBytes)
+		v.calls[e.CallID] = args
+		if p.o.Verbose {
+			p.callLine(markEdit, sgrDim, e.Tool, args, "", "arguments repaired: "+strings.Join(e.Repairs, "; "))
+		}
+	case toolloop.EventGuardVerdict:
+		p.verdict(v, e)
+	case toolloop.EventPermissionRequested:
+		why := "needs approval"
+		if e.Verdict != nil {
+			why += reasonAndRule(e.Verdict.Reason, e.Verdict.Rule)
+		}
+		p.callLine(markAsk, sgrYellow, e.Tool, v.calls[e.CallID], "", why)
+	case toolloop.EventPermissionCompleted:
+		p.approval(v, e)
+	case toolloop.EventHook:
+		p.hook(e)
+	case toolloop.EventProgress:
+		if p.o.Verbose && e.Progress != nil {
+			p.callLine(markStart, sgrDim, e.Tool, "", "", progressText(e.Progress))
+		}
+	case toolloop.EventPartialResult:
+		if p.o.Verbose {
+			line, _ := firstLine(e.Text)
+			line, cut := clip(line, p.o.ResultBytes)
+			if cut > 0 {
+				line += "…"
+			}
+			p.callLine(markStart, sgrDim, e.Tool, "", "", "│ "+line)
+		}
+	case toolloop.EventComplete:
+		p.complete(v, e)
+	case toolloop.EventRunStart:
+		if p.o.Verbose {
+			p.line(markInfo, sgrDim, "run "+e.RunID+" started with "+plural(len(e.Messages), "message"))
+		}
+	case toolloop.EventRunResumed:
+		p.line(markInfo, sgrDim, "run resumed with "+plural(len(e.Approvals), "decision"))
+	case toolloop.EventRunPaused:
+		v.paused = true
+		names := make([]string, 0, len(e.Pending))
+		for _, pc := range e.Pending {
+			names = append(names, pc.Name)
+		}
+		p.line(markAsk, sgrYellow, "paused: "+plural(len(e.Pending), "call")+" await approval ("+strings.Join(names, ", ")+")")
+	case toolloop.EventLimit:
+		p.message(markNote, sgrYellow, "limit", e.Error)
+	case toolloop.EventTranscriptRepaired:
+		p.message(markNote, sgrYellow, "transcript repaired", strings.Join(e.Repairs, "\n"))
+	case toolloop.EventTranscriptEdited:
+		p.edit(e.Edit)
+	case toolloop.EventRunEnd:
+		p.end(v, e)
+		delete(p.runs, e.RunID)
+	default:
+		if p.o.Verbose {
+			p.line(markInfo, sgrDim, string(e.Type))
+		}
+	}
+}
+
+// stream writes a delta of model text or reasoning, continuing the line
+// the last delta of the same kind left open.
+func (p *printer) stream(kind streamKind, s string) {
+	if s == "" {
+		return
+	}
+	if p.open != kind {
+		p.endLine()
+		p.open = kind
+	}
+	style := ""
+	if kind == streamReasoning {
+		style = sgrDim
+	}
+	for s != "" {
+		line, rest, nl := strings.Cut(s, "\n")
+		if kind == streamReasoning && !p.mid {
+			p.buf = p.c.add(p.buf, sgrDim, reasonMark)
+			p.mid = true
+		}
+		if line != "" {
+			p.buf = p.c.add(p.buf, style, line)
+			p.mid = true
+		}
+		if nl {
+			p.buf = append(p.buf, '\n')
+			p.mid = false
+		}
+		s = rest
+	}
+}
+
+// endLine ends the line a delta left open.
+func (p *printer) endLine() {
+	if p.mid {
+		p.buf = append(p.buf, '\n')
+		p.mid = false
+	}
+	p.open = streamNone
+}
+
+// response prints a turn that did not stream: its reasoning, then its text.
+func (p *printer) response(v *runView, r *toolloop.Response) {
+	if r == nil {
+		return
+	}
+	// The calls' arguments, for their lines: a call's start event, if it
+	// comes, says the same.
+	for _, tc := range r.Message.ToolCalls {
+		v.calls[tc.ID] = summarizeArgs(tc.Arguments, p.o.ArgumentBytes)
+	}
+	if !v.streamedReasoning && !p.o.HideReasoning {
+		for _, c := range r.Message.Content {
+			if c.Type == toolloop.ContentReasoning && c.Text != "" {
+				p.stream(streamReasoning, c.Text)
+			}
+		}
+	}
+	if !v.streamed {
+		p.stream(streamText, r.Message.Text())
+	}
+	// The turn's text ends here; calls and the next turn start below it.
+	p.endLine()
+	switch r.StopReason {
+	case toolloop.StopLength, toolloop.StopRefusal, toolloop.StopError:
+		p.line(markNote, sgrYellow, "the model stopped: "+string(r.StopReason))
+	}
+}
+
+// line writes one line: a mark and a message, indented under the text.
+func (p *printer) line(mark, sgr, msg string) {
+	p.endLine()
+	p.buf = append(p.buf, "  "...)
+	p.buf = p.c.add(p.buf, sgr, mark)
+	p.buf = append(p.buf, ' ')
+	p.buf = p.c.add(p.buf, sgr, msg)
+	p.buf = append(p.buf, '\n')
+}
+
+// message writes a line headed by what, followed by msg in full up to
+// ErrorBytes: its first line on the same line, the others indented below.
+func (p *printer) message(mark, sgr, what, msg string) {
+	p.endLine()
+	p.buf = append(p.buf, "  "...)
+	p.buf = p.c.add(p.buf, sgr, mark+" "+what)
+	p.body(sgr, msg)
+}
+
+// body writes msg after what is already on the line: its first line after
+// ": ", the rest indented, all within ErrorBytes, and ends the line.
+func (p *printer) body(sgr, msg string) {
+	msg, cut := clip(strings.TrimSpace(msg), p.o.ErrorBytes)
+	first, rest, _ := strings.Cut(msg, "\n")
+	if first != "" {
+		p.buf = append(p.buf, ": "...)
+		p.buf = p.c.add(p.buf, sgr, first)
+	}
+	p.buf = append(p.buf, '\n')
+	for rest != "" {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		p.buf = append(p.buf, markGap...)
+		p.buf = appendClean(p.buf, l)
+		p.buf = append(p.buf, '\n')
+	}
+	if cut > 0 {
+		p.buf = append(p.buf, markGap...)
+		p.buf = p.c.add(p.buf, sgrDim, "… ("+sizeOf(cut)+" more)")
+		p.buf = append(p.buf, '\n')
+	}
+}
+
+// callLine writes the line of a call: mark, tool, arguments, duration,
+// then what after an arrow.
+func (p *printer) callLine(mark, sgr, tool, args, dur, what string) {
+	p.callHead(mark, sgr, tool, args, dur)
+	if what != "" {
+		p.buf = append(p.buf, " → "...)
+		p.buf = p.c.add(p.buf, sgr, what)
+	}
+	p.buf = append(p.buf, '\n')
+}
+
+func (p *printer) callHead(mark, sgr, tool, args, dur string) {
+	p.endLine()
+	p.buf = append(p.buf, "  "...)
+	p.buf = p.c.add(p.buf, sgr, mark)
+	p.buf = append(p.buf, ' ')
+	p.buf = p.c.add(p.buf, sgrBold, tool)
+	if args != "" {
+		p.buf = append(p.buf, ' ')
+		p.buf = p.c.add(p.buf, sgrCyan, args) // summarizeArgs cleaned it
+	}
+	if dur != "" {
+		p.buf = append(p.buf, " ("...)
+		p.buf = append(p.buf, dur...)
+		p.buf = append(p.buf, ')')
+	}
+}
+
+// complete writes a call's line.
+func (p *printer) complete(v *runView, e toolloop.Event) {
+	args := v.calls[e.CallID]
+	delete(v.calls, e.CallID)
+	r := e.Result
+	tool := e.Tool
+	if tool == "" && r != nil {
+		tool = r.Name
+	}
+	if r == nil {
+		p.callLine(markOK, sgrGreen, tool, args, "", "")
+		return
+	}
+	dur := ""
+	if p.o.SlowCall > 0 && r.Meta.Duration >= p.o.SlowCall {
+		dur = formatDuration(r.Meta.Duration)
+	}
+	if !r.IsError() {
+		p.callLine(markOK, sgrGreen, tool, args, dur, p.resultSummary(r))
+		return
+	}
+	kind, msg := "error", r.Text()
+	if r.Error != nil {
+		kind, msg = string(r.Error.Kind), r.Error.Message
+	}
+	p.callHead(markFailed, sgrRed, tool, args, dur)
+	p.buf = append(p.buf, " → "...)
+	p.buf = p.c.add(p.buf, sgrRed, kind)
+	p.body("", msg)
+	if p.o.Verbose && e.Stack != "" {
+		p.buf = append(p.buf, markGap...)
+		p.buf = p.c.add(p.buf, sgrDim, "stack")
+		p.body(sgrDim, e.Stack)
+	}
+}
+
+// resultSummary is the first line of a successful result, bounded, and
+// what it left out.
+func (p *printer) resultSummary(r *toolloop.ToolResult) string {
+	text := r.Text()
+	if text == "" {
+		if s := contentSummary(r.Content); s != "" {
+			return s
+		}
+		return "(no output)"
+	}
+	line, more := firstLine(text)
+	line, cut := clip(line, p.o.ResultBytes)
+	var b strings.Builder
+	b.WriteString(line)
+	if cut > 0 || more {
+		b.WriteString(" …")
+	}
+	if m := moreLines(text); more && m != "" {
+		b.WriteString(" (" + m + ")")
+	}
+	if r.Meta.Truncated {
+		b.WriteString(" [truncated from " + sizeOf(r.Meta.Bytes) + "]")
+	}
+	return b.String()
+}
+
+func (p *printer) verdict(v *runView, e toolloop.Event) {
+	vd := e.Verdict
+	if vd == nil {
+		return
+	}
+	switch vd.Decision {
+	case toolloop.Modify:
+		p.callLine(markEdit, sgrYellow, e.Tool, v.calls[e.CallID], "", "arguments changed by policy"+reasonAndRule(vd.Reason, vd.Rule))
+	case toolloop.Deny:
+		// The call's line says it was denied and why; verbose mode
+		// shows the verdict as it happens too.
+		if p.o.Verbose {
+			p.callLine(markFailed, sgrRed, e.Tool, v.calls[e.CallID], "", "denied by policy"+reasonAndRule(vd.Reason, vd.Rule))
+		}
+	case toolloop.Ask:
+		// permission.requested follows when someone will decide.
+	default:
+		if p.o.Verbose {
+			p.callLine(markInfo, sgrDim, e.Tool, v.calls[e.CallID], "", "allowed"+reasonAndRule(vd.Reason, vd.Rule))
+		}
+	}
+}
+
+func (p *printer) approval(v *runView, e toolloop.Event) {
+	a := e.Approval
+	if a == nil {
+		return
+	}
+	switch {
+	case a.Approved:
+		p.callLine(markOK, sgrGreen, e.Tool, v.calls[e.CallID], "", "approved"+reasonAndRule(a.Reason, ""))
+	case p.o.Verbose:
+		// The call's line says it was denied and why.
+		p.callLine(markFailed, sgrRed, e.Tool, v.calls[e.CallID], "", "not approved"+reasonAndRule(a.Reason, ""))
+	}
+}
+
+func (p *printer) hook(e toolloop.Event) {
+	h := e.Hook
+	if h == nil {
+		return
+	}
+	sgr := sgrDim
+	switch h.Effect {
+	case "deny", "reject":
+		sgr = sgrYellow
+	case "error", "panic":
+		sgr = sgrRed
+	default:
+		if !p.o.Verbose {
+			return
+		}
+	}
+	what := h.Hook + " hook " + strconv.Itoa(h.Index) + ": " + h.Effect
+	if h.Detail != "" {
+		d, cut := clip(h.Detail, p.o.ResultBytes)
+		if cut > 0 {
+			d += "…"
+		}
+		what += ": " + d
+	}
+	p.callLine(markNote, sgr, e.Tool, "", "", what)
+}
+
+func (p *printer) edit(ed *toolloop.TranscriptEdit) {
+	if ed == nil {
+		return
+	}
+	msg := "context: " + ed.Strategy
+	if ed.Reason != "" {
+		msg += " (" + ed.Reason + ")"
+	}
+	if ed.TokensBefore > 0 || ed.TokensAfter > 0 {
+		msg += ", ~" + strconv.Itoa(ed.TokensBefore) + " → ~" + strconv.Itoa(ed.TokensAfter) + " tokens"
+	}
+	if len(ed.CallIDs) > 0 {
+		msg += ", " + plural(len(ed.CallIDs), "result") + " cleared"
+	}
+	p.line(markEdit, sgrDim, msg)
+}
+
+func (p *printer) end(v *runView, e toolloop.Event) {
+	p.endLine()
+	switch {
+	case e.Error != "" && !v.paused:
+		p.message(markFailed, sgrRed, "run ended ("+string(orStop(e.StopReason))+")", e.Error)
+	case e.Error == "" && e.StopReason == toolloop.StopAborted:
+		p.line(markNote, sgrYellow, "run aborted")
+	}
+	if !p.o.Verbose {
+		return
+	}
+	msg := "done: " + string(orStop(e.StopReason))
+	if u := e.Usage; u != nil && u.InputTokens+u.OutputTokens > 0 {
+		msg += ", " + strconv.FormatInt(u.InputTokens, 10) + " tokens in, " + strconv.FormatInt(u.OutputTokens, 10) + " out"
+	}
+	if a := e.Accounting; a != nil {
+		if a.ToolCalls > 0 {
+			msg += ", " + plural(a.ToolCalls, "tool call")
+		}
+		if a.Cost > 0 {
+			msg += ", $" + strconv.FormatFloat(a.Cost, 'f', 4, 64)
+		}
+	}
+	p.line(markInfo, sgrDim, msg)
+}
+
+func orStop(s toolloop.StopReason) toolloop.StopReason {
+	if s == "" {
+		return "no stop reason"
+	}
+	return s
+}
+
+func reasonAndRule(reason, rule string) string {
+	var s string
+	if reason != "" {
+		s = ": " + reason
+	}
+	if rule != "" {
+		s += " [" + rule + "]"
+	}
+	return s
+}
+
+func progressText(pr *toolloop.Progress) string {
+	var s string
+	if pr.Total > 0 {
+		s = strconv.FormatFloat(pr.Done, 'f', -1, 64) + "/" + strconv.FormatFloat(pr.Total, 'f', -1, 64)
+	} else if pr.Done > 0 {
+		s = strconv.FormatFloat(pr.Done, 'f', -1, 64)
+	}
+	if pr.Message != "" {
+		m, cut := clip(pr.Message, 200)
+		if cut > 0 {
+			m += "…"
+		}
+		if s != "" {
+			s += " "
+		}
+		s += m
+	}
+	return s
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// formatDuration rounds d for a person: 1.2s, 14s, 2m5s.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

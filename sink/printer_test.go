@@ -1,0 +1,380 @@
+package sink_test
+
+import (
+	"bytes"
+	"context"
+	"iter"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/sink"
+)
+
+// printed runs events through a printer without colour and returns what
+// it wrote.
+func printed(opts sink.PrinterOptions, events ...toolloop.Event) string {
+	var b bytes.Buffer
+	if opts.Color == sink.ColorAuto {
+		opts.Color = sink.ColorNever
+	}
+	p := sink.NewPrinter(&b, &opts)
+	for _, e := range events {
+		p(e)
+	}
+	return b.String()
+}
+
+var verbose = sink.PrinterOptions{Verbose: true}
+
+func TestPrinterEvents(t *testing.T) {
+	panicked := failed(toolloop.KindPanic, "tool read_file panicked: boom")
+	slow := toolloop.TextResult("done")
+	slow.Meta.Duration = 2345 * time.Millisecond
+	truncated := toolloop.TextResult("line one\nline two\n")
+	truncated.Meta.Truncated, truncated.Meta.Bytes = true, 2_500_000
+	image := &toolloop.ToolResult{Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.ImageContent("image/png", make([]byte, 2048))}}
+	panicEnd := complete(panicked)
+	panicEnd.Stack = "goroutine 7 [running]:\nmain.tool()"
+	cases := []struct {
+		name   string
+		opts   sink.PrinterOptions
+		events []toolloop.Event
+		want   string
+	}{
+		{"run.start is quiet", sink.PrinterOptions{}, []toolloop.Event{runStart(toolloop.UserMessage("hi"))}, ""},
+		{"run.start verbose", verbose, []toolloop.Event{runStart(toolloop.UserMessage("hi"))},
+			"  · run run_1 started with 1 message\n"},
+		{"run.resumed", sink.PrinterOptions{}, []toolloop.Event{resumed(true, false)}, "  · run resumed with 2 decisions\n"},
+		{"run.paused", sink.PrinterOptions{}, []toolloop.Event{paused("delete_file", "rm")},
+			"  ? paused: 2 calls await approval (delete_file, rm)\n"},
+		{"run.end after a pause says nothing more", sink.PrinterOptions{}, []toolloop.Event{
+			paused("delete_file"), runEnd(toolloop.StopToolUse, "toolloop: the run is paused for approval")},
+			"  ? paused: 1 call await approval (delete_file)\n"},
+		{"run.end ok is quiet", sink.PrinterOptions{}, []toolloop.Event{runEnd(toolloop.StopEnd, "")}, ""},
+		{"run.end verbose sums up", verbose, []toolloop.Event{runEnd(toolloop.StopEnd, "")},
+			"  · done: stop, 300 tokens in, 50 out, 2 tool calls, $0.0123\n"},
+		{"run.end with an error prints it in full", sink.PrinterOptions{}, []toolloop.Event{
+			runEnd(toolloop.StopError, "provider: 500 Internal Server Error\nretry later")},
+			"  ✗ run ended (error): provider: 500 Internal Server Error\n        retry later\n"},
+		{"run.end aborted", sink.PrinterOptions{}, []toolloop.Event{runEnd(toolloop.StopAborted, "")}, "  ! run aborted\n"},
+		{"transcript.repaired", sink.PrinterOptions{}, []toolloop.Event{repaired("call c9 had no result", "a result without a call was dropped")},
+			"  ! transcript repaired: call c9 had no result\n        a result without a call was dropped\n"},
+		{"transcript.edited", sink.PrinterOptions{}, []toolloop.Event{edited()},
+			"  ~ context: clear_tool_results (threshold), ~12000 → ~3000 tokens, 2 results cleared\n"},
+		{"run.limit", sink.PrinterOptions{}, []toolloop.Event{limit("toolloop: the run's budget of 5 tool calls is spent")},
+			"  ! limit: toolloop: the run's budget of 5 tool calls is spent\n"},
+		{"model.request is quiet", sink.PrinterOptions{}, []toolloop.Event{ev(toolloop.EventModelRequest)}, ""},
+		{"model.request verbose", verbose, []toolloop.Event{ev(toolloop.EventModelRequest)}, "  · model request (turn 1)\n"},
+		{"model.delta streams", sink.PrinterOptions{}, []toolloop.Event{
+			delta(toolloop.EventModelDelta, "Hel"), delta(toolloop.EventModelDelta, "lo\nwor"), delta(toolloop.EventModelDelta, "ld")},
+			"Hello\nworld"},
+		{"model.reasoning_delta streams under a margin", sink.PrinterOptions{}, []toolloop.Event{
+			delta(toolloop.EventModelReasoningDelta, "First, "), delta(toolloop.EventModelReasoningDelta, "look.\nThen"),
+			delta(toolloop.EventModelDelta, "Answer")},
+			"┊ First, look.\n┊ Then\nAnswer"},
+		{"model.reasoning_delta hidden", sink.PrinterOptions{HideReasoning: true}, []toolloop.Event{
+			delta(toolloop.EventModelReasoningDelta, "secret thoughts"), delta(toolloop.EventModelDelta, "Answer")},
+			"Answer"},
+		{"model.response after deltas ends the line only", sink.PrinterOptions{}, []toolloop.Event{
+			ev(toolloop.EventModelRequest), delta(toolloop.EventModelDelta, "Hi"), response("Hi", toolloop.StopEnd)},
+			"Hi\n"},
+		{"model.response without deltas prints the text", sink.PrinterOptions{}, []toolloop.Event{
+			ev(toolloop.EventModelRequest), response("Hi there", toolloop.StopEnd)},
+			"Hi there\n"},
+		{"model.response with a refusal", sink.PrinterOptions{}, []toolloop.Event{response("I can't help with that.", toolloop.StopRefusal)},
+			"I can't help with that.\n  ! the model stopped: refusal\n"},
+		{"tool.execution_start is quiet", sink.PrinterOptions{}, []toolloop.Event{start(`{"path":"a.go"}`)}, ""},
+		{"tool.execution_start verbose", verbose, []toolloop.Event{start(`{"path":"a.go"}`)}, "  … read_file path=a.go\n"},
+		{"tool.arguments_repaired verbose", verbose, []toolloop.Event{argsRepaired(`{"path":"b.go"}`, "removed a trailing comma")},
+			"  ~ read_file path=b.go → arguments repaired: removed a trailing comma\n"},
+		{"tool.arguments_repaired updates the call's line", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.go",}`), argsRepaired(`{"path":"b.go"}`, "removed a trailing comma"), complete(toolloop.TextResult("ok"))},
+			"  ✓ read_file path=b.go → ok\n"},
+		{"guard.verdict allow is quiet", sink.PrinterOptions{}, []toolloop.Event{verdict(toolloop.Allow, "", "")}, ""},
+		{"guard.verdict allow verbose", verbose, []toolloop.Event{verdict(toolloop.Allow, "read-only", "reads")},
+			"  · read_file → allowed: read-only [reads]\n"},
+		{"guard.verdict modify", sink.PrinterOptions{}, []toolloop.Event{start(`{"path":"/etc/passwd"}`), verdict(toolloop.Modify, "kept inside the workspace", "jail")},
+			"  ~ read_file path=/etc/passwd → arguments changed by policy: kept inside the workspace [jail]\n"},
+		{"guard.verdict deny shows on the call's line", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":".env"}`), verdict(toolloop.Deny, "secrets", "no-env"), complete(failed(toolloop.KindDenied, "denied by policy: secrets"))},
+			"  ✗ read_file path=.env → denied: denied by policy: secrets\n"},
+		{"guard.verdict deny verbose", verbose, []toolloop.Event{verdict(toolloop.Deny, "secrets", "no-env")},
+			"  ✗ read_file → denied by policy: secrets [no-env]\n"},
+		{"guard.verdict ask waits for permission.requested", sink.PrinterOptions{}, []toolloop.Event{verdict(toolloop.Ask, "x", "y")}, ""},
+		{"permission.requested", sink.PrinterOptions{}, []toolloop.Event{start(`{"path":"x"}`), requested("deletes a file", "ask-delete")},
+			"  ? read_file path=x → needs approval: deletes a file [ask-delete]\n"},
+		{"permission.completed approved", sink.PrinterOptions{}, []toolloop.Event{approval(true, "")}, "  ✓ read_file → approved\n"},
+		{"permission.completed refused shows on the call's line", sink.PrinterOptions{}, []toolloop.Event{approval(false, "no")}, ""},
+		{"permission.completed refused verbose", verbose, []toolloop.Event{approval(false, "no")}, "  ✗ read_file → not approved: no\n"},
+		{"hook.effect context is quiet", sink.PrinterOptions{}, []toolloop.Event{hook("pre_tool_use", "context", "added a note")}, ""},
+		{"hook.effect context verbose", verbose, []toolloop.Event{hook("pre_tool_use", "context", "added a note")},
+			"  ! read_file → pre_tool_use hook 0: context: added a note\n"},
+		{"hook.effect reject", sink.PrinterOptions{}, []toolloop.Event{hook("post_tool_use", "reject", "output too large")},
+			"  ! read_file → post_tool_use hook 0: reject: output too large\n"},
+		{"hook.effect panic", sink.PrinterOptions{}, []toolloop.Event{hook("pre_tool_use", "panic", "")},
+			"  ! read_file → pre_tool_use hook 0: panic\n"},
+		{"tool.execution_progress is quiet", sink.PrinterOptions{}, []toolloop.Event{progress(3, 10, "files")}, ""},
+		{"tool.execution_progress verbose", verbose, []toolloop.Event{progress(3, 10, "files"), progress(0, 0, "warming up")},
+			"  … read_file → 3/10 files\n  … read_file → warming up\n"},
+		{"tool.execution_partial_result is quiet", sink.PrinterOptions{}, []toolloop.Event{partial("building...\n")}, ""},
+		{"tool.execution_partial_result verbose", verbose, []toolloop.Event{partial("\nbuilding...\nmore")},
+			"  … read_file → │ building...\n"},
+		{"tool.execution_complete ok", sink.PrinterOptions{}, []toolloop.Event{start(`{"path":"main.go"}`), complete(toolloop.TextResult("package main\n\nfunc main() {}\n"))},
+			"  ✓ read_file path=main.go → package main … (+2 lines)\n"},
+		{"tool.execution_complete with no output", sink.PrinterOptions{}, []toolloop.Event{complete(&toolloop.ToolResult{Status: toolloop.StatusOK})},
+			"  ✓ read_file → (no output)\n"},
+		{"tool.execution_complete image", sink.PrinterOptions{}, []toolloop.Event{complete(image)},
+			"  ✓ read_file → [image image/png, 2.0 KB]\n"},
+		{"tool.execution_complete slow", sink.PrinterOptions{}, []toolloop.Event{complete(slow)}, "  ✓ read_file (2.3s) → done\n"},
+		{"tool.execution_complete durations off", sink.PrinterOptions{SlowCall: -1}, []toolloop.Event{complete(slow)}, "  ✓ read_file → done\n"},
+		{"tool.execution_complete truncated", sink.PrinterOptions{}, []toolloop.Event{complete(truncated)},
+			"  ✓ read_file → line one … (+1 line) [truncated from 2.5 MB]\n"},
+		{"tool.execution_complete error in full", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"x"}`), complete(failed(toolloop.KindExecutionFailed, "exit status 1\n--- FAIL: TestX\n    x_test.go:9: want 1, got 2"))},
+			"  ✗ read_file path=x → execution_failed: exit status 1\n        --- FAIL: TestX\n            x_test.go:9: want 1, got 2\n"},
+		{"tool.execution_complete panic", sink.PrinterOptions{}, []toolloop.Event{panicEnd},
+			"  ✗ read_file → panic: tool read_file panicked: boom\n"},
+		{"tool.execution_complete panic verbose shows the stack", verbose, []toolloop.Event{panicEnd},
+			"  ✗ read_file → panic: tool read_file panicked: boom\n        stack: goroutine 7 [running]:\n        main.tool()\n"},
+		{"a call's arguments come from the model's turn too", sink.PrinterOptions{}, []toolloop.Event{
+			response("", toolloop.StopToolUse, toolloop.ToolCall{ID: "c1", Name: "read_file", Arguments: []byte(`{"path":"z"}`)}),
+			requested("r", ""), complete(failed(toolloop.KindInvalidArgs, "bad"))},
+			"  ? read_file path=z → needs approval: r\n  ✗ read_file path=z → invalid_args: bad\n"},
+		{"text, then calls, then text", sink.PrinterOptions{}, []toolloop.Event{
+			ev(toolloop.EventModelRequest), delta(toolloop.EventModelDelta, "Let me look."),
+			response("Let me look.", toolloop.StopToolUse, toolloop.ToolCall{ID: "c1", Name: "read_file"}),
+			start(`{"path":"a"}`), complete(toolloop.TextResult("A")),
+			ev(toolloop.EventModelRequest), delta(toolloop.EventModelDelta, "Done."), response("Done.", toolloop.StopEnd),
+			runEnd(toolloop.StopEnd, "")},
+			"Let me look.\n  ✓ read_file path=a → A\nDone.\n"},
+	}
+	covered := map[toolloop.EventType]bool{}
+	for _, c := range cases {
+		for _, e := range c.events {
+			covered[e.Type] = true
+		}
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, printed(c.opts, c.events...))
+		})
+	}
+	for _, typ := range allTypes {
+		assert.True(t, covered[typ], "no case for %s", typ)
+	}
+}
+
+func TestPrinterUnknownEventType(t *testing.T) {
+	e := ev("tool.something_new")
+	assert.Empty(t, printed(sink.PrinterOptions{}, e))
+	assert.Equal(t, "  · tool.something_new\n", printed(verbose, e))
+}
+
+func TestPrinterArgumentSummaries(t *testing.T) {
+	cases := []struct{ args, want string }{
+		{`{}`, "  ✓ read_file → ok\n"},
+		{``, "  ✓ read_file → ok\n"},
+		{`{"path":"a b.go","n":3,"deep":{"x":[1, 2]},"ok":true}`, `  ✓ read_file path="a b.go" n=3 deep={"x":[1,2]} ok=true → ok` + "\n"},
+		{`{"cmd":"echo \"hi\"\nrm -rf /"}`, `  ✓ read_file cmd="echo \"hi\"\nrm -rf /" → ok` + "\n"},
+		{`["a","b"]`, `  ✓ read_file ["a","b"] → ok` + "\n"},
+		{`"not json {"`, `  ✓ read_file "not json {" → ok` + "\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.args, func(t *testing.T) {
+			got := printed(sink.PrinterOptions{}, start(c.args), complete(toolloop.TextResult("ok")))
+			assert.Equal(t, c.want, got)
+		})
+	}
+	long := `{"path":"x","content":"` + strings.Repeat("y", 500) + `"}`
+	got := printed(sink.PrinterOptions{ArgumentBytes: 40}, start(long), complete(toolloop.TextResult("ok")))
+	assert.Equal(t, `  ✓ read_file path=x content="`+strings.Repeat("y", 40-len(`path=x content="`))+"… → ok\n", got)
+}
+
+// A huge result prints as one bounded line; a huge error is cut at
+// ErrorBytes; neither holds on to the output.
+func TestPrinterBoundsHugeOutput(t *testing.T) {
+	// Beyond the 1 MiB the printer looks into for a first line.
+	huge := strings.Repeat("x", 8<<20)
+	lines := strings.Repeat("a line of output\n", 1<<19)
+	cases := []struct {
+		name string
+		r    *toolloop.ToolResult
+		max  int
+	}{
+		{"one long line", toolloop.TextResult(huge), 200},
+		{"many lines", toolloop.TextResult(lines), 200},
+		{"long error", failed(toolloop.KindExecutionFailed, huge), 4096 + 200},
+		// ErrorBytes of the message, and the indentation of its lines.
+		{"many error lines", failed(toolloop.KindExecutionFailed, lines), 4096 + 8*(4096/17+1) + 200},
+		{"huge arguments", toolloop.TextResult("ok"), 200},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := `{"path":"a.go"}`
+			if c.name == "huge arguments" {
+				args = `{"content":"` + huge + `"}`
+			}
+			out := printed(sink.PrinterOptions{}, start(args), complete(c.r))
+			assert.Less(t, len(out), c.max, "printed %d bytes", len(out))
+			assert.True(t, strings.HasPrefix(out, "  "), out)
+		})
+	}
+	t.Run("error cut mark", func(t *testing.T) {
+		out := printed(sink.PrinterOptions{ErrorBytes: 10}, complete(failed(toolloop.KindExecutionFailed, "0123456789abcdef")))
+		assert.Equal(t, "  ✗ read_file → execution_failed: 0123456789\n        … (6 B more)\n", out)
+	})
+}
+
+var escapes = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// Nothing a tool, an argument or the model writes can drive the
+// terminal; with colour on, the only escapes are the printer's own.
+func TestPrinterNeutralizesTerminalControls(t *testing.T) {
+	hostile := "a\x1b]0;pwned\x07b\x1b[2Jc\rd\u202ee\u009bf\x7fg\xffh"
+	events := []toolloop.Event{
+		delta(toolloop.EventModelDelta, hostile),
+		delta(toolloop.EventModelReasoningDelta, hostile),
+		start(`{"p":"` + strings.ReplaceAll(hostile, "\xff", "") + `"}`),
+		complete(toolloop.TextResult(hostile)),
+		complete(failed(toolloop.KindExecutionFailed, hostile+"\n"+hostile)),
+		requested(hostile, hostile),
+		hook("pre_tool_use", "deny", hostile),
+		limit(hostile),
+		runEnd(toolloop.StopError, hostile),
+	}
+	for _, color := range []sink.Color{sink.ColorNever, sink.ColorAlways} {
+		out := printed(sink.PrinterOptions{Color: color, Verbose: true}, events...)
+		rest := escapes.ReplaceAllString(out, "")
+		if color == sink.ColorNever {
+			assert.Equal(t, out, rest, "no colour was asked for")
+		}
+		for _, bad := range []string{"\x1b", "\x07", "\r", "\u202e", "\u009b", "\x7f", "\xff"} {
+			assert.NotContains(t, rest, bad)
+		}
+		assert.Contains(t, rest, `a\x1b]0;pwned\x07b\x1b[2Jcd\u202ee\u009bf\x7fg�h`)
+	}
+}
+
+func TestPrinterColor(t *testing.T) {
+	var b bytes.Buffer
+	p := sink.NewPrinter(&b, &sink.PrinterOptions{Color: sink.ColorAlways})
+	p(complete(toolloop.TextResult("fine")))
+	assert.Equal(t, "  \x1b[32m✓\x1b[0m \x1b[1mread_file\x1b[0m → \x1b[32mfine\x1b[0m\n", b.String())
+
+	// A buffer is not a terminal: auto means no colour.
+	b.Reset()
+	sink.NewPrinter(&b, nil)(complete(toolloop.TextResult("fine")))
+	assert.Equal(t, "  ✓ read_file → fine\n", b.String())
+}
+
+// The printer is safe for concurrent use: two runs' events at once (go
+// test -race checks it), each event written whole.
+func TestPrinterConcurrent(t *testing.T) {
+	var b bytes.Buffer
+	p := sink.NewPrinter(&b, &sink.PrinterOptions{Color: sink.ColorNever})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 100 {
+				e := complete(toolloop.TextResult("out"))
+				e.RunID = string(rune('a' + g))
+				e.CallID = e.RunID + string(rune('0'+i%10))
+				p(start(`{"i":1}`))
+				p(e)
+			}
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 400)
+	for _, l := range lines {
+		assert.Regexp(t, `^  ✓ read_file( i=1)? → out$`, l)
+	}
+}
+
+// A whole run through the loop: a streaming model, calls in parallel, a
+// denial, an approval.
+func TestPrinterLoop(t *testing.T) {
+	var tools toolloop.ToolRegistry
+	tools.MustRegister(
+		toolloop.NewTool("read_file", "Read.", func(_ context.Context, in struct {
+			Path string `json:"path"`
+		}) (any, error) {
+			return "contents of " + in.Path, nil
+		}),
+		toolloop.NewTool("rm", "Remove.", func(context.Context, struct {
+			Path string `json:"path"`
+		}) (any, error) {
+			return "removed", nil
+		}),
+	)
+	var b bytes.Buffer
+	loop := &toolloop.AgentLoop{
+		Model: &streamer{turns: []*toolloop.Response{
+			looptest.Calls(looptest.Call("c1", "read_file", `{"path":"a.go"}`), looptest.Call("c2", "rm", `{"path":"/"}`),
+				looptest.Call("c3", "rm", `{"path":"tmp"}`)),
+			looptest.Text("All done.\nBye."),
+		}},
+		Tools: &tools,
+		Guard: toolloop.GuardFunc(func(_ context.Context, c *toolloop.Call) toolloop.Verdict {
+			switch {
+			case c.Name != "rm":
+				return toolloop.Verdict{}
+			case strings.Contains(string(c.Arguments), `"/"`):
+				return toolloop.Verdict{Decision: toolloop.Deny, Reason: "not the root", Rule: "root"}
+			}
+			return toolloop.Verdict{Decision: toolloop.Ask, Reason: "removes files", Rule: "ask-rm"}
+		}),
+		Approver: toolloop.ApproverFunc(func(context.Context, *toolloop.Call, string) (toolloop.Approval, error) {
+			return toolloop.Approval{Approved: true}, nil
+		}),
+		MaxConcurrency: 1,
+		OnEvent:        sink.NewPrinter(&b, &sink.PrinterOptions{Color: sink.ColorNever}),
+	}
+	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("clean up")})
+	require.NoError(t, err)
+	assert.Equal(t, "  ✓ read_file path=a.go → contents of a.go\n"+
+		"  ✗ rm path=/ → denied: denied by policy: not the root\n"+
+		"  ? rm path=tmp → needs approval: removes files [ask-rm]\n"+
+		"  ✓ rm path=tmp → approved\n"+
+		"  ✓ rm path=tmp → removed\n"+
+		"All done.\nBye.\n", b.String())
+}
+
+// streamer is a model that streams each reply's text in pieces of three
+// bytes.
+type streamer struct {
+	mu    sync.Mutex
+	turns []*toolloop.Response
+}
+
+func (s *streamer) Generate(context.Context, *toolloop.Request) (*toolloop.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.turns[0]
+	s.turns = s.turns[1:]
+	return r, nil
+}
+
+func (s *streamer) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
+	return func(yield func(toolloop.Chunk, error) bool) {
+		r, _ := s.Generate(ctx, req)
+		text := r.Message.Text()
+		for len(text) > 0 {
+			n := min(3, len(text))
+			if !yield(toolloop.Chunk{Text: text[:n]}, nil) {
+				return
+			}
+			text = text[n:]
+		}
+		yield(toolloop.Chunk{Response: r}, nil)
+	}
+}
+
+var _ toolloop.Streamer = (*streamer)(nil)
