@@ -46,6 +46,31 @@
 //
 // [RunResult] reports what the run spent in its [Accounting].
 //
+// # Exactly once, in bounded memory
+//
+// A call's result and the start of its tool are one atomic step: once the
+// loop has answered for a call (the run was cancelled while a guard, an
+// approver or a pre-hook that ignores its context still held it), the
+// tool never starts, and no pre-hook, post-hook or failure hook starts
+// after the answer either. A result whose message begins "not run" means
+// exactly that. A tool that ignores cancellation once it has started is
+// answered for as "canceled … while it ran", and its late result dropped.
+//
+// Whatever tools return, the loop holds a bounded amount of it:
+//
+//   - Each call's output is cut to [AgentLoop.MaxOutputBytes] (1 MiB) as
+//     soon as the tool returns, or while it is produced where the source
+//     allows it (see [Call.MaxOutputBytes]); post-hooks see the cut
+//     output, and the model sees it cut again to MaxResultBytes (64 KiB).
+//   - A turn runs at most MaxCallsPerTurn calls (128), and its results
+//     share MaxTurnResultBytes (1 MiB); calls over the cap are answered,
+//     not run.
+//   - Progress and partial output are coalesced per call to one event per
+//     ReportInterval (100ms), counted in [Event].Coalesced, with a marker
+//     for output dropped beyond MaxPartialBytes.
+//   - JSON nested deeper than [MaxJSONDepth] is refused as arguments and
+//     kept as text in output, so every transcript reads back.
+//
 // The root package depends only on the standard library, a JSON Schema
 // validator, a schema inference library and golang.org/x/sync. Provider,
 // MCP and plugin SDKs live in subpackages.
