@@ -134,24 +134,40 @@ func (rn *run) callCheck(b *toolloop.Budget, st toolloop.RunStatus) (be *toolloo
 	return b.Check(st)
 }
 
-// overBudget answers the calls beyond Budget.MaxToolCalls as not run, and
-// counts the others. done holds the answers by call position, or is nil.
+// overBudget answers the calls beyond AgentLoop.MaxCallsPerTurn and
+// Budget.MaxToolCalls as not run, and counts the others. done holds the
+// answers by call position, or is nil.
 func (rn *run) overBudget(calls []toolloop.ToolCall) (done []*toolloop.ToolResult) {
 	res := rn.res
 	allowed := len(calls)
-	if m := rn.ag.Loop.Budget.MaxToolCalls; m > 0 {
-		allowed = min(max(m-res.ToolCalls, 0), len(calls))
+	var why string
+	if m := maxCallsPerTurn(rn.ag.Loop); rn.turnCap && m > 0 && allowed > m {
+		allowed = m
+		why = fmt.Sprintf("not run: the model asked for %d tool calls in one turn, and at most %d run per turn; ask again for the ones still needed", len(calls), m)
 	}
-	res.ToolCalls += allowed
+	if m := rn.ag.Loop.Budget.MaxToolCalls; rn.longRun && m > 0 && m-res.ToolCalls < allowed {
+		allowed = max(m-res.ToolCalls, 0)
+		why = fmt.Sprintf("not run: the run's budget allows %d tool calls, and they are spent", m)
+	}
+	if rn.longRun {
+		res.ToolCalls += allowed
+	}
 	if allowed == len(calls) {
 		return nil
 	}
 	done = make([]*toolloop.ToolResult, len(calls))
-	why := fmt.Sprintf("not run: the run's budget allows %d tool calls, and they are spent", rn.ag.Loop.Budget.MaxToolCalls)
 	for i := allowed; i < len(calls); i++ {
 		done[i] = errorResult(calls[i], toolloop.KindCanceled, why)
 	}
 	return done
+}
+
+// maxCallsPerTurn is l.MaxCallsPerTurn with its default; <= 0 means none.
+func maxCallsPerTurn(l *toolloop.AgentLoop) int {
+	if l.MaxCallsPerTurn == 0 {
+		return toolloop.DefaultMaxCallsPerTurn
+	}
+	return l.MaxCallsPerTurn
 }
 
 // checkFailures applies the failure policy to the results of the calls

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -308,4 +309,34 @@ func TestInputJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &in))
 	assert.Nil(t, in.Carried)
 	assert.Equal(t, "hi", in.Messages[0].Text())
+}
+
+// TestCallsPerTurn: the calls of a turn beyond AgentLoop.MaxCallsPerTurn
+// are answered as not run, as in process.
+func TestCallsPerTurn(t *testing.T) {
+	newLoop := func() *toolloop.AgentLoop {
+		calls := make([]toolloop.ToolCall, 4)
+		for i := range calls {
+			calls[i] = looptest.Call(fmt.Sprintf("call_%d", i), "add", `{"a":1,"b":2}`)
+		}
+		return &toolloop.AgentLoop{Model: looptest.NewModel(t,
+			looptest.Turn{Reply: looptest.Calls(calls...)},
+			looptest.Turn{Reply: looptest.Text("done")}),
+			Tools: goldenTools(), MaxCallsPerTurn: 2}
+	}
+	input := []toolloop.Message{toolloop.UserMessage("add")}
+	want, wantErr := newLoop().Run(context.Background(), input)
+	require.NoError(t, wantErr)
+	got, err := run(t, newEnv(t, temporal.Agent{Loop: newLoop()}), "", input)
+	require.NoError(t, err)
+	looptest.AssertTranscript(t, want.Messages, got.Messages)
+	assert.Equal(t, want.ToolCalls, got.ToolCalls)
+	var notRun int
+	for _, m := range got.Messages {
+		if m.Result != nil && m.Result.IsError() {
+			notRun++
+			assert.Contains(t, m.Result.Text(), "at most 2 run per turn")
+		}
+	}
+	assert.Equal(t, 2, notRun)
 }

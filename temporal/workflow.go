@@ -58,6 +58,13 @@ const (
 	longRunVersion = 1
 )
 
+// turnCapVersion marks the workflow code that answers the calls of a turn
+// beyond AgentLoop.MaxCallsPerTurn as not run.
+const (
+	turnCapChange  = "toolloop.calls-per-turn"
+	turnCapVersion = 1
+)
+
 // run is one workflow execution in progress. It is workflow code: every
 // step is deterministic.
 type run struct {
@@ -73,6 +80,8 @@ type run struct {
 
 	// longRun: the run honours the long-run policies (longRunVersion).
 	longRun bool
+	// turnCap: the run honours MaxCallsPerTurn (turnCapVersion).
+	turnCap bool
 	clock   clock
 	tokens  tokenCounter
 	// lastModel names the model that answered last.
@@ -94,6 +103,7 @@ func (ag *agent) workflow(ctx workflow.Context, in Input) (*toolloop.RunResult, 
 		return nil, err
 	}
 	rn.longRun = workflow.GetVersion(ctx, longRunChange, workflow.DefaultVersion, longRunVersion) >= longRunVersion
+	rn.turnCap = workflow.GetVersion(ctx, turnCapChange, workflow.DefaultVersion, turnCapVersion) >= turnCapVersion
 	var elapsed time.Duration
 	if c := in.Carried; c != nil {
 		elapsed = c.restore(rn)
@@ -189,7 +199,7 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 			return res, nil
 		}
 		var done []*toolloop.ToolResult
-		if rn.longRun {
+		if rn.longRun || rn.turnCap {
 			done = rn.overBudget(msg.ToolCalls)
 		}
 		results := rn.runTurn(msg.ToolCalls, out.Calls, done)
