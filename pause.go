@@ -100,7 +100,7 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 	ctx, cancel := rn.budgetContext(ctx)
 	defer cancel()
 	exec := func(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
-		p, ok := byIndex[cr.index]
+		p, ok := byIndex[int(cr.index)]
 		if !ok { // a null result that was not pending: run it normally
 			return rn.execCall(ctx, cr)
 		}

@@ -30,7 +30,6 @@ func (l *AgentLoop) cancelGrace() time.Duration {
 type callRun struct {
 	rn    *runState
 	tc    ToolCall
-	index int
 	start time.Time
 	e     *entry
 	call  *Call // &callv once the tool is resolved
@@ -53,18 +52,19 @@ type callRun struct {
 	// until it finishes, or the coordinator if it gave up waiting. The
 	// step from callRunning to callExecuting is the tool's start: once the
 	// coordinator has answered for the call, it can no longer happen.
-	state   atomic.Int32
-	ctx     callCtx
+	state atomic.Int32
+	index int32 // the call's position in its turn
+	ctx   callCtx
+	// timeout bounds the tool. The coordinator sets it before the call
+	// starts; calls run outside a turn set it when the tool starts.
 	timeout time.Duration
 	// execStart is when the tool started, as time since the turn began; 0
 	// until then. The turn's coordinator reads it to find hanging tools.
-	turn      *turn         // the turn coordinating this call, if any
-	expect    time.Duration // the tool's timeout as the coordinator knows it
+	turn      *turn // the turn coordinating this call, if any
 	execStart atomic.Int64
-	// finishedSeen belongs to the turn's coordinator.
-	finishedSeen bool
-	// rep rate-limits progress and partial output.
-	rep reports
+	// rep rate-limits progress and partial output; nil until the tool
+	// reports, so the calls that never do pay nothing for it.
+	rep atomic.Pointer[reports]
 }
 
 // The states of a callRun.
@@ -145,7 +145,6 @@ func (cr *callRun) setCall(args json.RawMessage) {
 	}
 	if cr.rn.observed {
 		cr.callv.Reporter = cr
-		cr.rep.interval, cr.rep.maxBytes = cr.rn.l.reportLimits()
 	}
 	cr.call = &cr.callv
 }
@@ -438,7 +437,9 @@ func (cr *callRun) hookEvent(hook string, i int, effect, detail string) {
 // It runs on the call's own goroutine; if the tool ignores its context and
 // hangs, the turn's coordinator stops waiting for it (see runTurn).
 func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
-	cr.timeout = cr.rn.l.timeoutOf(cr.e)
+	if cr.timeout == 0 {
+		cr.timeout = cr.rn.l.timeoutOf(cr.e)
+	}
 	// The timeout runs from the tool's start. When nothing could have held
 	// the call since it entered the pipeline (no guard, no pre-hook), that
 	// is the call's own start, give or take a validation: one clock read

@@ -34,6 +34,23 @@ type reports struct {
 	closed                    bool
 }
 
+// closedReports stands for the reports of a call that ended before its
+// tool reported anything.
+var closedReports = &reports{closed: true}
+
+// reports returns the call's rate limiter, made on first use.
+func (cr *callRun) reports() *reports {
+	if r := cr.rep.Load(); r != nil {
+		return r
+	}
+	r := &reports{}
+	r.interval, r.maxBytes = cr.rn.l.reportLimits()
+	if cr.rep.CompareAndSwap(nil, r) {
+		return r
+	}
+	return cr.rep.Load()
+}
+
 // reportLimits is the loop's rate limit; interval <= 0 means none.
 func (l *AgentLoop) reportLimits() (time.Duration, int) {
 	iv, mb := l.ReportInterval, l.MaxPartialBytes
@@ -51,7 +68,7 @@ func (cr *callRun) ReportProgress(_ *Call, p Progress) {
 	if cr.state.Load() != callExecuting {
 		return
 	}
-	r := &cr.rep
+	r := cr.reports()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -64,10 +81,10 @@ func (cr *callRun) ReportProgress(_ *Call, p Progress) {
 	r.progressN++
 	r.progress = &p
 	if now := time.Now(); now.Sub(r.lastProgress) >= r.interval {
-		cr.flushProgressLocked(now)
+		cr.flushProgressLocked(r, now)
 		return
 	}
-	cr.armLocked()
+	cr.armLocked(r)
 }
 
 // ReportPartial implements [Reporter] for the loop's calls.
@@ -75,7 +92,7 @@ func (cr *callRun) ReportPartial(_ *Call, text string) {
 	if cr.state.Load() != callExecuting || text == "" {
 		return
 	}
-	r := &cr.rep
+	r := cr.reports()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -94,16 +111,15 @@ func (cr *callRun) ReportPartial(_ *Call, text string) {
 		r.dropped += len(text) - keep
 	}
 	if now := time.Now(); now.Sub(r.lastPartial) >= r.interval {
-		cr.flushPartialLocked(now)
+		cr.flushPartialLocked(r, now)
 		return
 	}
-	cr.armLocked()
+	cr.armLocked(r)
 }
 
 // armLocked makes sure what is pending is sent when the interval ends,
 // even if the tool reports nothing more.
-func (cr *callRun) armLocked() {
-	r := &cr.rep
+func (cr *callRun) armLocked(r *reports) {
 	if r.timer != nil {
 		return
 	}
@@ -115,13 +131,12 @@ func (cr *callRun) armLocked() {
 			return
 		}
 		now := time.Now()
-		cr.flushPartialLocked(now)
-		cr.flushProgressLocked(now)
+		cr.flushPartialLocked(r, now)
+		cr.flushProgressLocked(r, now)
 	})
 }
 
-func (cr *callRun) flushPartialLocked(now time.Time) {
-	r := &cr.rep
+func (cr *callRun) flushPartialLocked(r *reports, now time.Time) {
 	if r.partialN == 0 {
 		return
 	}
@@ -139,8 +154,7 @@ func (cr *callRun) flushPartialLocked(now time.Time) {
 	cr.emit(e)
 }
 
-func (cr *callRun) flushProgressLocked(now time.Time) {
-	r := &cr.rep
+func (cr *callRun) flushProgressLocked(r *reports, now time.Time) {
 	if r.progress == nil {
 		return
 	}
@@ -158,7 +172,7 @@ func (cr *callRun) closeReports(send bool) {
 	if !cr.rn.observed {
 		return
 	}
-	r := &cr.rep
+	r := cr.reports()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -171,7 +185,7 @@ func (cr *callRun) closeReports(send bool) {
 	}
 	if send {
 		now := time.Now()
-		cr.flushPartialLocked(now)
-		cr.flushProgressLocked(now)
+		cr.flushPartialLocked(r, now)
+		cr.flushProgressLocked(r, now)
 	}
 }

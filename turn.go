@@ -24,7 +24,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 	n := len(calls)
 	t := &turn{
 		rn: rn, results: make([]*ToolResult, n), pend: make([]*PendingCall, n),
-		crs: make([]*callRun, n), finished: make(chan int, n), begin: time.Now(),
+		crs: make([]*callRun, n), seen: make([]bool, n), finished: make(chan int, n), begin: time.Now(),
 	}
 	copy(t.results, done)
 	limit := rn.l.maxConcurrency()
@@ -71,21 +71,19 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 		}
 		select {
 		case i := <-t.finished:
-			t.crs[i].finishedSeen = true
+			t.seen[i] = true
 			running--
 			remaining--
 		case <-t.timerC():
 			t.armed = false
 			now := time.Since(t.begin)
 			for i, cr := range t.crs {
-				if cr == nil || cr.finishedSeen {
+				if cr == nil || t.seen[i] {
 					continue
 				}
 				if st := cr.state.Load(); st == callFinished || st == callAbandoned {
 					continue
 				}
-				// cr.timeout is the call's to write until the tool starts:
-				// read it only once execStart says it has.
 				started := time.Duration(cr.execStart.Load())
 				switch {
 				case cancelAt > 0 && now >= cancelAt:
@@ -102,7 +100,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 						continue
 					}
 				default:
-					t.wakeBy(cr.expect + rn.l.cancelGrace())
+					t.wakeBy(cr.timeout + rn.l.cancelGrace())
 					continue
 				}
 				running--
@@ -139,6 +137,7 @@ type turn struct {
 	results  []*ToolResult
 	pend     []*PendingCall
 	crs      []*callRun
+	seen     []bool // the coordinator has the call's answer
 	finished chan int
 	begin    time.Time
 	armed    bool          // rn.timer is set for this turn
@@ -146,9 +145,9 @@ type turn struct {
 }
 
 // start runs call i on its own goroutine.
-func (t *turn) start(ctx context.Context, tc ToolCall, i int, expect time.Duration, exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) {
+func (t *turn) start(ctx context.Context, tc ToolCall, i int, timeout time.Duration, exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) {
 	cr := t.rn.newCall(tc, i)
-	cr.turn, cr.expect = t, expect
+	cr.turn, cr.timeout = t, timeout
 	t.crs[i] = cr
 	t.rn.spawn(func() {
 		res, p := exec(ctx, cr)
@@ -215,7 +214,7 @@ func (t *turn) abandon(i int, timedOut bool) bool {
 	default:
 		return false
 	}
-	cr.finishedSeen = true
+	t.seen[i] = true
 	t.results[i] = cr.abandoned(res)
 	return true
 }
@@ -243,7 +242,7 @@ func (t *turn) timerC() <-chan time.Time {
 }
 
 func (rn *runState) newCall(tc ToolCall, i int) *callRun {
-	return &callRun{rn: rn, tc: tc, index: i, start: time.Now()}
+	return &callRun{rn: rn, tc: tc, index: int32(i), start: time.Now()}
 }
 
 func (rn *runState) lookup(ctx context.Context, name string) *entry {
