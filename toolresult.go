@@ -57,14 +57,21 @@ func Errorf(kind ErrorKind, format string, args ...any) *ToolError {
 }
 
 // SourceKind is the kind of a tool [Source]. Kinds resolve in the order
-// builtin, plugin, mcp.
+// local, builtin, plugin, mcp (see [ToolRegistry]).
 type SourceKind string
 
 // The source kinds, in resolution order.
 const (
+	// SourceLocal: tools the program defines itself and adds with
+	// [ToolRegistry.Register], in the source named [LocalSource].
+	SourceLocal SourceKind = "local"
+	// SourceBuiltin: tools that ship with toolloop, such as the builtin
+	// package's workspace tools.
 	SourceBuiltin SourceKind = "builtin"
-	SourcePlugin  SourceKind = "plugin"
-	SourceMCP     SourceKind = "mcp"
+	// SourcePlugin: tools served by a plugin process.
+	SourcePlugin SourceKind = "plugin"
+	// SourceMCP: tools of an MCP server.
+	SourceMCP SourceKind = "mcp"
 )
 
 // ResultMeta is what the loop records about a result besides its content.
