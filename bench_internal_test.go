@@ -38,7 +38,7 @@ func BenchmarkCallPipeline(b *testing.B) {
 	var reg ToolRegistry
 	reg.MustRegister(NewTool("read", "reads", noop))
 	l := &AgentLoop{Model: ModelFunc(nil), Tools: &reg}
-	rn := l.newRun("bench")
+	rn := l.newRun("bench", nil)
 	rn.turn = 1
 	ctx := context.Background()
 	tc := ToolCall{ID: "call_1", Name: "read", Arguments: benchArgs}
@@ -58,7 +58,7 @@ func BenchmarkCallTurn(b *testing.B) {
 	var reg ToolRegistry
 	reg.MustRegister(NewTool("read", "reads", noop))
 	l := &AgentLoop{Model: ModelFunc(nil), Tools: &reg}
-	rn := l.newRun("bench")
+	rn := l.newRun("bench", nil)
 	rn.turn = 1
 	b.Cleanup(rn.stopWorkers)
 	ctx := context.Background()

@@ -20,11 +20,17 @@
 //   - [Model] is the only thing the loop knows about a provider; see the
 //     providers/ packages, and looptest for a scripted model.
 //   - [Tool] and [Source] supply tools; [NewTool] builds one from a Go
-//     function and infers its schema. A [ToolRegistry] resolves names
-//     across sources: builtin, then plugin, then mcp.
+//     function and infers its schema, [NewSchemaTool] from a schema
+//     written out. A [ToolRegistry] refuses a tool name that is taken
+//     (unless told to allow shadowing) and resolves names across sources:
+//     the program's own (local), then builtin, then plugin, then mcp.
 //   - [Guard], [RuleGuard] and [Approver] decide whether a call may run.
 //   - [Hooks] change calls and results around execution.
-//   - [AgentLoop] runs it all and reports [Event]s.
+//   - [AgentLoop] runs it all and reports [Event]s: to OnEvent
+//     ([MultiSink] feeds several sinks), or to a range loop over
+//     [AgentLoop.RunStream]'s events as they happen. A loop set up wrong
+//     (no model, a guard that may ask with nobody to answer) fails at
+//     once: see [AgentLoop.Validate].
 //
 // # Long runs
 //

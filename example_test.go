@@ -97,14 +97,20 @@ func ExampleNewTool() {
 	// }
 }
 
-// A registry over several sources resolves builtin, then plugin, then
-// mcp, and reports the tools it hides.
+// A registry over several sources refuses a tool name that is taken,
+// unless AllowShadowing is set: the name then resolves local, builtin,
+// plugin, mcp, and the registry reports the tools it hides.
 func ExampleToolRegistry() {
 	echo := func(from string) toolloop.Tool {
 		return toolloop.NewTool("echo", "Echo from "+from+".", func(context.Context, struct{}) (any, error) { return from, nil })
 	}
 	ctx := context.Background()
-	var reg toolloop.ToolRegistry
+	var strict toolloop.ToolRegistry
+	_ = strict.AddSource(ctx, toolloop.NewSource("github", toolloop.SourceMCP, echo("mcp")))
+	err := strict.AddSource(ctx, toolloop.NewSource("workspace", toolloop.SourceBuiltin, echo("builtin")))
+	fmt.Println(errors.Is(err, toolloop.ErrToolNameTaken))
+
+	reg := toolloop.ToolRegistry{AllowShadowing: true}
 	_ = reg.AddSource(ctx, toolloop.NewSource("github", toolloop.SourceMCP, echo("mcp")))
 	_ = reg.AddSource(ctx, toolloop.NewSource("workspace", toolloop.SourceBuiltin, echo("builtin")))
 
@@ -114,6 +120,7 @@ func ExampleToolRegistry() {
 		fmt.Printf("%s: %s hides %s\n", s.Name, s.Winner, s.Loser)
 	}
 	// Output:
+	// true
 	// Echo from builtin.
 	// echo: builtin:workspace hides mcp:github
 }
@@ -233,8 +240,8 @@ func ExampleEvent() {
 	}
 	_, _ = loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("ping")})
 	// Output:
-	// tool.execution_start c1 ping builtin local
-	// tool.execution_complete c1 ping builtin local
+	// tool.execution_start c1 ping local local
+	// tool.execution_complete c1 ping local local
 }
 
 // TruncateText keeps the head and the tail, where errors usually are.

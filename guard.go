@@ -55,9 +55,22 @@ func (f GuardFunc) Check(ctx context.Context, call *Call) Verdict { return f(ctx
 // remembered while the rest still run (so a later deny wins). The result is
 // deny, else ask, else modify if any guard rewrote the arguments, else
 // allow; reasons of every modify are joined.
+//
+// The chain implements [Asker]: it may ask if any of its guards says it
+// may.
 func Guards(gs ...Guard) Guard { return guardChain(gs) }
 
 type guardChain []Guard
+
+// MayAsk implements [Asker].
+func (gs guardChain) MayAsk() bool {
+	for _, g := range gs {
+		if mayAsk(g) {
+			return true
+		}
+	}
+	return false
+}
 
 func (gs guardChain) Check(ctx context.Context, call *Call) Verdict {
 	c := *call
@@ -123,12 +136,22 @@ type Rule struct {
 	// rule to tools with that annotation.
 	ReadOnly, Destructive, JudgmentRequired bool
 
-	// Decision is the verdict when the rule matches; empty means allow.
-	// Modify has no arguments to give here, so a rule that says Modify
-	// denies (fail closed): use a GuardFunc to rewrite arguments.
+	// Decision is the verdict when the rule matches; empty means allow,
+	// or modify when Rewrite is set. A rule that says Modify without a
+	// Rewrite has no arguments to give, so it denies (fail closed).
 	Decision Decision
-	// Reason is the verdict's reason.
+	// Reason is the verdict's reason. For a modify, the model sees it
+	// with the arguments the call ran with.
 	Reason string
+	// Rewrite, if set, rewrites the arguments of a call the rule
+	// matches: it returns the new arguments, which are validated against
+	// the tool's schema again (a call they do not fit fails with
+	// invalid_args). The verdict is then Modify, or, when Decision is Ask,
+	// an ask about the rewritten call; a Deny rule never calls it. Nil
+	// arguments leave the call as it is (the rule then allows, or asks),
+	// and an error denies the call. It may be called from several
+	// goroutines at once.
+	Rewrite func(ctx context.Context, call *Call) (json.RawMessage, error)
 }
 
 // matches reports whether the rule applies to call. A pattern that does
@@ -160,7 +183,9 @@ func (r *Rule) matches(call *Call) (bool, error) {
 }
 
 // RuleGuard decides by the first matching rule, or by Default when none
-// matches. Its zero value allows everything.
+// matches. Its zero value allows everything. It implements [Asker], so a
+// loop whose rules may ask refuses to run without a way to settle asks
+// (see [ErrNoApprover]).
 type RuleGuard struct {
 	Rules []Rule
 	// Default is the decision when no rule matches; empty means allow.
@@ -170,7 +195,7 @@ type RuleGuard struct {
 }
 
 // Check implements [Guard].
-func (g *RuleGuard) Check(_ context.Context, call *Call) Verdict {
+func (g *RuleGuard) Check(ctx context.Context, call *Call) Verdict {
 	for i := range g.Rules {
 		r := &g.Rules[i]
 		ok, err := r.matches(call)
@@ -178,10 +203,47 @@ func (g *RuleGuard) Check(_ context.Context, call *Call) Verdict {
 			return Verdict{Decision: Deny, Reason: fmt.Sprintf("guard rule %q has a bad pattern: %v", r.Name, err), Rule: r.Name}
 		}
 		if ok {
-			return ruleVerdict(r.Decision, r.Reason, r.Name)
+			return r.verdict(ctx, call)
 		}
 	}
 	return ruleVerdict(g.Default, g.DefaultReason, "default")
+}
+
+// MayAsk implements [Asker]: it reports whether a rule or the default
+// decision is Ask.
+func (g *RuleGuard) MayAsk() bool {
+	if g.Default == Ask {
+		return true
+	}
+	for i := range g.Rules {
+		if g.Rules[i].Decision == Ask {
+			return true
+		}
+	}
+	return false
+}
+
+// verdict is the rule's verdict on a call it matches.
+func (r *Rule) verdict(ctx context.Context, call *Call) Verdict {
+	if r.Rewrite == nil || r.Decision == Deny {
+		return ruleVerdict(r.Decision, r.Reason, r.Name)
+	}
+	d := r.Decision
+	if d != Ask && d != "" && d != Allow && d != Modify {
+		return ruleVerdict(d, r.Reason, r.Name) // an unknown decision: the loop denies it
+	}
+	args, err := r.Rewrite(ctx, call)
+	switch {
+	case err != nil:
+		return Verdict{Decision: Deny, Reason: fmt.Sprintf("guard rule %q could not rewrite the arguments: %v", r.Name, err), Rule: r.Name}
+	case args == nil && d == Ask:
+		return Verdict{Decision: Ask, Reason: r.Reason, Rule: r.Name}
+	case args == nil:
+		return Verdict{Decision: Allow, Reason: r.Reason, Rule: r.Name}
+	case d == Ask:
+		return Verdict{Decision: Ask, Reason: r.Reason, Rule: r.Name, Arguments: args}
+	}
+	return Verdict{Decision: Modify, Reason: r.Reason, Rule: r.Name, Arguments: args}
 }
 
 func ruleVerdict(d Decision, reason, rule string) Verdict {

@@ -55,7 +55,8 @@ type AgentLoop struct {
 	Guard Guard
 	// Approver decides calls the guard answered with Ask. With no approver,
 	// an ask is a denial saying approval is required, unless
-	// PauseForApproval is set.
+	// PauseForApproval is set; a guard that says it may ask (see [Asker])
+	// needs one or the other, or Run refuses to start ([ErrNoApprover]).
 	Approver Approver
 	// PauseForApproval makes an ask without an Approver pause the run:
 	// Run returns ErrPaused and a state to pass to Resume.
@@ -196,7 +197,9 @@ type runState struct {
 	id       string
 	turn     int
 	observed bool
-	emitMu   sync.Mutex
+	// stream, if set, receives every event after OnEvent (see Stream).
+	stream func(Event)
+	emitMu sync.Mutex
 	// approveMu makes the approver see one call at a time.
 	approveMu sync.Mutex
 	// timer wakes turn coordinators; one serves the whole run.
@@ -217,11 +220,11 @@ type runState struct {
 	lastModel string
 }
 
-func (l *AgentLoop) newRun(id string) *runState {
+func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
 	if id == "" {
 		id = newRunID()
 	}
-	return &runState{l: l, id: id, observed: l.OnEvent != nil, started: time.Now()}
+	return &runState{l: l, id: id, observed: l.OnEvent != nil || stream != nil, stream: stream, started: time.Now()}
 }
 
 func newRunID() string {
@@ -241,6 +244,16 @@ func (rn *runState) emit(e *Event) {
 	e.Time = time.Now()
 	rn.emitMu.Lock()
 	defer rn.emitMu.Unlock()
+	if rn.l.OnEvent != nil {
+		rn.onEvent(e)
+	}
+	if rn.stream != nil {
+		rn.stream(*e)
+	}
+}
+
+// onEvent passes e to the loop's OnEvent, logging a panic.
+func (rn *runState) onEvent(e *Event) {
 	defer func() {
 		if p := recover(); p != nil {
 			rn.logger().Error("toolloop: OnEvent panicked; event dropped", "event", e.Type, "panic", p)
@@ -329,7 +342,9 @@ func (l *AgentLoop) maxResultBytes() int {
 }
 
 // Run runs the loop on msgs until the model stops, a limit is reached or
-// ctx is done. It never modifies msgs.
+// ctx is done. It never modifies msgs. A loop set up wrong fails at once,
+// with no result: see [AgentLoop.Validate]. To read the run's events as
+// they happen, use [AgentLoop.RunStream].
 //
 // A transcript that ends mid-turn (calls without results, after a crash) is
 // repaired first: each such call gets a canceled result saying the run was
@@ -342,10 +357,15 @@ func (l *AgentLoop) maxResultBytes() int {
 // reach the provider's error), or ctx's error after giving every pending
 // call a canceled result.
 func (l *AgentLoop) Run(ctx context.Context, msgs []Message) (*RunResult, error) {
-	if l.Model == nil {
-		return nil, ErrNoModel
+	return l.run(ctx, msgs, nil)
+}
+
+// run is Run with an extra event sink for streaming.
+func (l *AgentLoop) run(ctx context.Context, msgs []Message, stream func(Event)) (*RunResult, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
 	}
-	rn := l.newRun("")
+	rn := l.newRun("", stream)
 	res := &RunResult{RunID: rn.id, Messages: slices.Clone(msgs)}
 	rn.emit(&Event{Type: EventRunStart, Messages: msgs})
 	if fixed, synth, notes := repairTranscript(res.Messages); len(notes) > 0 {

@@ -253,7 +253,7 @@ func TestProgressAndPartialEvents(t *testing.T) {
 	require.Len(t, prog, 1)
 	assert.Equal(t, "half", prog[0].Progress.Message)
 	assert.Equal(t, "c1", prog[0].CallID)
-	assert.Equal(t, toolloop.SourceBuiltin, prog[0].Source)
+	assert.Equal(t, toolloop.SourceLocal, prog[0].Source)
 	require.Len(t, rec.Of(toolloop.EventPartialResult), 1)
 
 	late.ReportProgress(toolloop.Progress{Message: "after the end"})

@@ -69,8 +69,13 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 // approved calls twice. If a pending call has no decision, Resume returns
 // ErrMissingDecision and runs nothing.
 func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[string]Approval) (*RunResult, error) {
-	if l.Model == nil {
-		return nil, ErrNoModel
+	return l.resume(ctx, st, decisions, nil)
+}
+
+// resume is Resume with an extra event sink for streaming.
+func (l *AgentLoop) resume(ctx context.Context, st *PauseState, decisions map[string]Approval, stream func(Event)) (*RunResult, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
 	}
 	if st == nil || len(st.Messages) == 0 {
 		return nil, errors.New("toolloop: Resume: empty pause state")
@@ -89,7 +94,7 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 		}
 		byIndex[p.Index] = p
 	}
-	rn := l.newRun(st.RunID)
+	rn := l.newRun(st.RunID, stream)
 	rn.turn = st.Turn
 	res := &RunResult{
 		RunID: rn.id, Messages: slices.Clone(st.Messages), Turns: st.Turn,

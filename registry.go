@@ -52,13 +52,18 @@ func (s *staticSource) Name() string                          { return s.name }
 func (s *staticSource) Kind() SourceKind                      { return s.kind }
 func (s *staticSource) Tools(context.Context) ([]Tool, error) { return s.tools, nil }
 
-// LocalSource is the name of the builtin source that [ToolRegistry.Register]
-// adds tools to.
+// LocalSource is the name of the source, of kind [SourceLocal], that
+// [ToolRegistry.Register] adds tools to. No other source may take it.
 const LocalSource = "local"
 
+// ErrToolNameTaken: a tool's name is already taken, by another tool of
+// the same source or, unless ToolRegistry.AllowShadowing is set, by a tool
+// of another source.
+var ErrToolNameTaken = errors.New("toolloop: tool name already taken")
+
 // Shadowing reports a tool that is hidden because an earlier source has a
-// tool of the same name. Kinds resolve builtin, then plugin, then mcp;
-// sources of one kind resolve in the order they were added.
+// tool of the same name. Kinds resolve local, then builtin, then plugin,
+// then mcp; sources of one kind resolve in the order they were added.
 type Shadowing struct {
 	Name string `json:"name"`
 	// Winner and Loser name the sources as "kind:name".
@@ -69,10 +74,23 @@ type Shadowing struct {
 // ToolRegistry holds the tools the model may call, from several sources,
 // and resolves a name to one tool. Its zero value is an empty registry
 // ready to use. It is safe for concurrent use.
+//
+// A tool name belongs to one tool: Register and AddSource refuse a tool
+// whose name another source already has ([ErrToolNameTaken]), unless
+// AllowShadowing is set. A name that two sources come to share later,
+// when a source's tool list changes at run time, resolves by kind (local,
+// builtin, plugin, mcp; sources of one kind in the order they were added),
+// is logged as a warning and is listed by [ToolRegistry.Shadowed].
 type ToolRegistry struct {
 	// Logger, if set, receives reports of shadowed tools and of sources
 	// that fail to refresh. Set it before adding sources.
 	Logger *slog.Logger
+	// AllowShadowing lets sources share tool names: Register and
+	// AddSource accept a taken name, the name resolves by kind as above,
+	// and Shadowed lists the tools hidden. Use it to replace a builtin
+	// tool with one of your own (local tools win), or to let several
+	// sources offer the same tool. Set it before adding sources.
+	AllowShadowing bool
 
 	mu        sync.Mutex // serializes changes
 	refreshMu sync.Mutex // one refresh at a time
@@ -113,32 +131,44 @@ var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // accepts: 1 to 64 characters from a-z, A-Z, 0-9, _ and -.
 func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
 
+// kindRank is a kind's place in the resolution order; unknownKind for a
+// kind the registry does not know.
 func kindRank(k SourceKind) int {
 	switch k {
-	case SourceBuiltin:
+	case SourceLocal:
 		return 0
-	case SourcePlugin:
+	case SourceBuiltin:
 		return 1
-	case SourceMCP:
+	case SourcePlugin:
 		return 2
+	case SourceMCP:
+		return 3
 	}
-	return 3
+	return unknownKind
 }
 
-// Register adds tools to the registry's own builtin source, named
-// [LocalSource]. It fails, adding nothing, if a name is invalid or taken in
-// that source, or a schema does not compile.
+const unknownKind = 4
+
+// Register adds tools the program defines itself to the registry's own
+// source, named [LocalSource], of kind [SourceLocal], which resolves
+// before every other source. It fails, adding nothing, if a name is
+// invalid or taken ([ErrToolNameTaken]: by a tool registered before, or,
+// unless AllowShadowing is set, by another source's tool), or a schema
+// does not compile.
 func (r *ToolRegistry) Register(tools ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	all := append(slices.Clone(r.local), tools...)
-	entries, err := compileTools(SourceBuiltin, LocalSource, all)
+	entries, err := compileTools(SourceLocal, LocalSource, all)
 	if err != nil {
+		return err
+	}
+	if err := r.checkTaken(LocalSource, SourceLocal, entries[len(r.local):]); err != nil {
 		return err
 	}
 	st := r.find(LocalSource)
 	if st == nil {
-		st = &sourceState{src: NewSource(LocalSource, SourceBuiltin), kind: SourceBuiltin, name: LocalSource, order: -1}
+		st = &sourceState{src: NewSource(LocalSource, SourceLocal), kind: SourceLocal, name: LocalSource, order: -1}
 		r.sources = append(r.sources, st)
 	}
 	st.tools = entries
@@ -158,13 +188,15 @@ func (r *ToolRegistry) MustRegister(tools ...Tool) {
 // AddSource lists the source's tools now, compiles their schemas, and adds
 // them to the registry. It fails, adding nothing, if the source cannot list
 // its tools, its name is taken, or any of its tools has an invalid name, a
-// duplicate name or a schema that does not compile.
+// name taken ([ErrToolNameTaken]: twice in the source, or, unless
+// AllowShadowing is set, by another source's tool) or a schema that does
+// not compile.
 func (r *ToolRegistry) AddSource(ctx context.Context, src Source) error {
 	if src == nil {
 		return errors.New("toolloop: AddSource: nil source")
 	}
 	name, kind := src.Name(), src.Kind()
-	if kindRank(kind) > 2 {
+	if kindRank(kind) == unknownKind {
 		return fmt.Errorf("toolloop: source %q: unknown kind %q", name, kind)
 	}
 	tools, err := src.Tools(ctx)
@@ -182,6 +214,9 @@ func (r *ToolRegistry) AddSource(ctx context.Context, src Source) error {
 	defer r.mu.Unlock()
 	if r.find(name) != nil {
 		return fmt.Errorf("toolloop: source %q added twice", name)
+	}
+	if err := r.checkTaken(name, kind, entries); err != nil {
+		return err
 	}
 	st := &sourceState{src: src, kind: kind, name: name, order: len(r.sources), tools: entries}
 	r.sources = append(r.sources, st)
@@ -350,7 +385,11 @@ func (r *ToolRegistry) rebuild() {
 				sh := Shadowing{Name: e.spec.Name, Winner: string(w.kind) + ":" + w.source, Loser: string(e.kind) + ":" + e.source}
 				s.shadowed = append(s.shadowed, sh)
 				if old == nil || !slices.Contains(old.shadowed, sh) {
-					r.logger().Warn("tool shadowed by an earlier source", "tool", sh.Name, "winner", sh.Winner, "loser", sh.Loser)
+					level := slog.LevelWarn
+					if r.AllowShadowing {
+						level = slog.LevelInfo
+					}
+					r.logger().Log(context.Background(), level, "tool shadowed by an earlier source", "tool", sh.Name, "winner", sh.Winner, "loser", sh.Loser)
 				}
 				continue
 			}
@@ -375,7 +414,7 @@ func compileTools(kind SourceKind, source string, tools []Tool) ([]*entry, error
 			return nil, fmt.Errorf("toolloop: source %q: invalid tool name %q: want 1 to 64 of a-z, A-Z, 0-9, _ and -", source, spec.Name)
 		}
 		if seen[spec.Name] {
-			return nil, fmt.Errorf("toolloop: source %q: tool %q registered twice", source, spec.Name)
+			return nil, fmt.Errorf("%w: source %q has two tools named %q", ErrToolNameTaken, source, spec.Name)
 		}
 		seen[spec.Name] = true
 		if len(spec.InputSchema) == 0 {
@@ -388,4 +427,34 @@ func compileTools(kind SourceKind, source string, tools []Tool) ([]*entry, error
 		entries = append(entries, &entry{tool: t, spec: spec, schema: schema, fast: compileFast(spec.InputSchema), kind: kind, source: source})
 	}
 	return entries, nil
+}
+
+// checkTaken refuses entries of the source whose names another source
+// already has, unless shadowing is allowed. r.mu must be held.
+func (r *ToolRegistry) checkTaken(source string, kind SourceKind, entries []*entry) error {
+	if r.AllowShadowing {
+		return nil
+	}
+	s := r.snap.Load()
+	if s == nil {
+		return nil
+	}
+	for _, e := range entries {
+		w, taken := s.byName[e.spec.Name]
+		if !taken || w.source == source {
+			continue
+		}
+		return fmt.Errorf("%w: tool %q of %s:%s is already provided by %s:%s; rename one of them, or set ToolRegistry.AllowShadowing to let the %s tool win",
+			ErrToolNameTaken, e.spec.Name, kind, source, w.kind, w.source, winnerKind(kind, source, w))
+	}
+	return nil
+}
+
+// winnerKind names the kind whose tool would win a shadowing between a new
+// source and an existing tool w.
+func winnerKind(kind SourceKind, source string, w *entry) SourceKind {
+	if kindRank(kind) < kindRank(w.kind) || source == LocalSource {
+		return kind
+	}
+	return w.kind
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -247,7 +248,7 @@ func TestAddSourceErrors(t *testing.T) {
 
 func TestResolutionOrder(t *testing.T) {
 	ctx := context.Background()
-	var reg toolloop.ToolRegistry
+	reg := toolloop.ToolRegistry{AllowShadowing: true}
 	// Added in the reverse of resolution order.
 	require.NoError(t, reg.AddSource(ctx, toolloop.NewSource("m1", toolloop.SourceMCP,
 		namedTool("x", "mcp m1"), namedTool("y", "mcp m1"), namedTool("only_mcp", "mcp m1"))))
@@ -284,13 +285,116 @@ func TestResolutionOrder(t *testing.T) {
 	}
 }
 
-func TestRegisterIsBuiltin(t *testing.T) {
+// Registered tools are of their own kind, local, which resolves before
+// every other kind.
+func TestRegisterIsLocal(t *testing.T) {
 	ctx := context.Background()
-	var reg toolloop.ToolRegistry
+	reg := toolloop.ToolRegistry{AllowShadowing: true}
+	require.NoError(t, reg.AddSource(ctx, toolloop.NewSource("b", toolloop.SourceBuiltin, namedTool("x", "builtin"))))
 	require.NoError(t, reg.AddSource(ctx, toolloop.NewSource("p", toolloop.SourcePlugin, namedTool("x", "plugin"))))
 	require.NoError(t, reg.Register(namedTool("x", "local")))
 	assert.Equal(t, "local", lookupDesc(t, &reg, "x"))
-	assert.Equal(t, []toolloop.Shadowing{{Name: "x", Winner: "builtin:" + toolloop.LocalSource, Loser: "plugin:p"}}, reg.Shadowed())
+	assert.ElementsMatch(t, []toolloop.Shadowing{
+		{Name: "x", Winner: "local:" + toolloop.LocalSource, Loser: "builtin:b"},
+		{Name: "x", Winner: "local:" + toolloop.LocalSource, Loser: "plugin:p"},
+	}, reg.Shadowed())
+
+	// A source of kind local resolves with Register's tools, after them.
+	require.NoError(t, reg.AddSource(ctx, toolloop.NewSource("mine", toolloop.SourceLocal, namedTool("x", "mine"), namedTool("y", "mine"))))
+	assert.Equal(t, "local", lookupDesc(t, &reg, "x"))
+	assert.Equal(t, "mine", lookupDesc(t, &reg, "y"))
+}
+
+// Without AllowShadowing a tool name belongs to one source: Register and
+// AddSource refuse a taken name, add nothing, and say what to do.
+func TestTakenToolNameIsRefused(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		first func(*toolloop.ToolRegistry) error
+		then  func(*toolloop.ToolRegistry) error
+	}{
+		{"register over a builtin source",
+			func(r *toolloop.ToolRegistry) error {
+				return r.AddSource(ctx, toolloop.NewSource("workspace", toolloop.SourceBuiltin, namedTool("read_file", "builtin")))
+			},
+			func(r *toolloop.ToolRegistry) error {
+				return r.Register(namedTool("ok", "new"), namedTool("read_file", "mine"))
+			}},
+		{"builtin source over registered",
+			func(r *toolloop.ToolRegistry) error { return r.Register(namedTool("read_file", "mine")) },
+			func(r *toolloop.ToolRegistry) error {
+				return r.AddSource(ctx, toolloop.NewSource("workspace", toolloop.SourceBuiltin, namedTool("ok", "new"), namedTool("read_file", "builtin")))
+			}},
+		{"plugin over mcp",
+			func(r *toolloop.ToolRegistry) error {
+				return r.AddSource(ctx, toolloop.NewSource("srv", toolloop.SourceMCP, namedTool("read_file", "mcp")))
+			},
+			func(r *toolloop.ToolRegistry) error {
+				return r.AddSource(ctx, toolloop.NewSource("p", toolloop.SourcePlugin, namedTool("ok", "new"), namedTool("read_file", "plugin")))
+			}},
+		{"twice in the local source",
+			func(r *toolloop.ToolRegistry) error { return r.Register(namedTool("read_file", "mine")) },
+			func(r *toolloop.ToolRegistry) error {
+				return r.Register(namedTool("ok", "new"), namedTool("read_file", "again"))
+			}},
+		{"twice in one source",
+			func(r *toolloop.ToolRegistry) error { return r.Register(namedTool("read_file", "mine")) },
+			func(r *toolloop.ToolRegistry) error {
+				return r.AddSource(ctx, toolloop.NewSource("p", toolloop.SourcePlugin, namedTool("ok", "new"), namedTool("ok", "again")))
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reg toolloop.ToolRegistry
+			require.NoError(t, tt.first(&reg))
+			before := lookupDesc(t, &reg, "read_file")
+			err := tt.then(&reg)
+			require.ErrorIs(t, err, toolloop.ErrToolNameTaken)
+			assert.Equal(t, before, lookupDesc(t, &reg, "read_file"), "the first tool keeps its name")
+			assert.Empty(t, lookupDesc(t, &reg, "ok"), "nothing of the refused call was added")
+			assert.Empty(t, reg.Shadowed())
+		})
+	}
+}
+
+// A name conflict that appears at run time, when a source's list
+// changes, cannot be refused: it resolves by kind, is logged as a
+// warning, and is listed by Shadowed.
+func TestTakenToolNameAtRefreshShadows(t *testing.T) {
+	ctx := context.Background()
+	logs := &levelRecorder{}
+	reg := toolloop.ToolRegistry{Logger: slog.New(logs)}
+	src := &listSource{name: "srv", kind: toolloop.SourceMCP}
+	require.NoError(t, reg.AddSource(ctx, src))
+	require.NoError(t, reg.Register(namedTool("g", "local")))
+	src.set(nil, namedTool("g", "mcp"))
+	require.NoError(t, reg.Refresh(ctx))
+	assert.Equal(t, "local", lookupDesc(t, &reg, "g"))
+	assert.Equal(t, []toolloop.Shadowing{{Name: "g", Winner: "local:local", Loser: "mcp:srv"}}, reg.Shadowed())
+	assert.Equal(t, []slog.Level{slog.LevelWarn}, logs.levels())
+}
+
+// levelRecorder is a slog.Handler that records the levels of the records
+// it handles.
+type levelRecorder struct {
+	mu  sync.Mutex
+	got []slog.Level
+}
+
+func (h *levelRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *levelRecorder) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = append(h.got, r.Level)
+	return nil
+}
+func (h *levelRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *levelRecorder) WithGroup(string) slog.Handler      { return h }
+func (h *levelRecorder) levels() []slog.Level {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.got)
 }
 
 // A user source that happens to be called "local" must not lose its tools
@@ -421,7 +525,7 @@ func TestNotifierRefresh(t *testing.T) {
 		assert.Empty(t, reg.Shadowed())
 		src.set(nil, namedTool("e", "v7"), namedTool("g", "v7"))
 		assert.Equal(t, "local", lookupDesc(t, &reg, "g"))
-		assert.Equal(t, []toolloop.Shadowing{{Name: "g", Winner: "builtin:local", Loser: "mcp:srv"}}, reg.Shadowed())
+		assert.Equal(t, []toolloop.Shadowing{{Name: "g", Winner: "local:local", Loser: "mcp:srv"}}, reg.Shadowed())
 		src.set(nil, namedTool("e", "v8"))
 		assert.Equal(t, "v8", lookupDesc(t, &reg, "e"))
 		assert.Empty(t, reg.Shadowed())

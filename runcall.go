@@ -13,9 +13,10 @@ import "context"
 // result an Approver's denial gives. With decision nil an ask goes to the
 // Approver, or, with PauseForApproval set, RunCall returns the pending call
 // (and no result) so the driver can wait for a human and call again with
-// the decision; otherwise it is denied.
+// the decision; otherwise it is denied. RunCall does not check the loop's
+// set-up: a driver calls [AgentLoop.Validate] once, before it starts.
 func (l *AgentLoop) RunCall(ctx context.Context, runID string, turn int, tc ToolCall, decision *Approval) (*ToolResult, *PendingCall) {
-	rn := l.newRun(runID)
+	rn := l.newRun(runID, nil)
 	rn.turn = turn
 	defer rn.stopWorkers()
 	exec := func(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,14 +58,21 @@ func Errorf(kind ErrorKind, format string, args ...any) *ToolError {
 }
 
 // SourceKind is the kind of a tool [Source]. Kinds resolve in the order
-// builtin, plugin, mcp.
+// local, builtin, plugin, mcp (see [ToolRegistry]).
 type SourceKind string
 
 // The source kinds, in resolution order.
 const (
+	// SourceLocal: tools the program defines itself and adds with
+	// [ToolRegistry.Register], in the source named [LocalSource].
+	SourceLocal SourceKind = "local"
+	// SourceBuiltin: tools that ship with toolloop, such as the builtin
+	// package's workspace tools.
 	SourceBuiltin SourceKind = "builtin"
-	SourcePlugin  SourceKind = "plugin"
-	SourceMCP     SourceKind = "mcp"
+	// SourcePlugin: tools served by a plugin process.
+	SourcePlugin SourceKind = "plugin"
+	// SourceMCP: tools of an MCP server.
+	SourceMCP SourceKind = "mcp"
 )
 
 // ResultMeta is what the loop records about a result besides its content.
@@ -106,8 +114,69 @@ type ToolResult struct {
 	Meta    ResultMeta `json:"meta"`
 }
 
-// Text returns the result's text blocks joined, in order.
-func (r *ToolResult) Text() string { return joinText(r.Content) }
+// Text returns the result as text, as the model is shown it: every block
+// rendered by [Content.AsText], in order, a block that is not text
+// starting on a new line; reasoning blocks are left out. A failed result
+// whose content renders to nothing gives its error's message, as
+// providers send. For results of text and JSON this is exactly the text
+// the model sees; images, audio and binary resources, which providers
+// pass to the model natively, give a short note in brackets.
+func (r *ToolResult) Text() string {
+	if len(r.Content) == 1 && r.Content[0].Type == ContentText {
+		return r.Content[0].Text
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		if c.Type == ContentReasoning {
+			continue
+		}
+		if c.Type != ContentText && b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.AsText())
+	}
+	if b.Len() == 0 && r.Error != nil {
+		return r.Error.Message
+	}
+	return b.String()
+}
+
+// AsText renders the block as text, the way providers render a block to
+// a model that takes only text: a text block as its text, a JSON block as
+// its JSON, a resource as its text when it is embedded. Any other block
+// (an image, audio, a binary or unembedded resource) gives a note in
+// brackets saying what it is, such as "[image (image/png, 5120 bytes)]"
+// or "[resource file:///a.pdf (application/pdf, 0 bytes)]"; a reasoning
+// block gives "".
+func (c Content) AsText() string {
+	switch c.Type {
+	case ContentText:
+		return c.Text
+	case ContentJSON:
+		return string(c.JSON)
+	case ContentReasoning:
+		return ""
+	case ContentResource:
+		if c.Text != "" {
+			return c.Text
+		}
+		if c.URI != "" {
+			return fmt.Sprintf("[resource %s (%s, %d bytes)]", c.URI, orUnknownType(c.MIMEType), len(c.Data))
+		}
+	case ContentImage:
+		if c.URI != "" && len(c.Data) == 0 {
+			return fmt.Sprintf("[image %s]", c.URI)
+		}
+	}
+	return fmt.Sprintf("[%s (%s, %d bytes)]", c.Type, orUnknownType(c.MIMEType), len(c.Data))
+}
+
+func orUnknownType(s string) string {
+	if s == "" {
+		return "unknown type"
+	}
+	return s
+}
 
 // IsError reports whether the call failed.
 func (r *ToolResult) IsError() bool { return r.Status == StatusError }

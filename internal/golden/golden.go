@@ -160,6 +160,12 @@ var DestructiveAsks = &toolloop.RuleGuard{Rules: []toolloop.Rule{
 	{Name: "confirm-writes", Destructive: true, Decision: toolloop.Ask, Reason: "writes need a human"},
 }}
 
+// UndeclaredAsks asks as DestructiveAsks does, but does not say that it
+// may (it is no toolloop.Asker), so a loop with no Approver runs and
+// denies the ask at run time; with DestructiveAsks itself, Run would
+// refuse to start (ErrNoApprover).
+var UndeclaredAsks = toolloop.GuardFunc(DestructiveAsks.Check)
+
 // ApproveByPath approves writes except to paths under secret/.
 var ApproveByPath = toolloop.ApproverFunc(func(_ context.Context, call *toolloop.Call, _ string) (toolloop.Approval, error) {
 	var in WriteIn
@@ -194,7 +200,7 @@ var Setups = map[string]func(l *toolloop.AgentLoop){
 		})
 	},
 	"ask_with_approver":    func(l *toolloop.AgentLoop) { l.Guard, l.Approver = DestructiveAsks, ApproveByPath },
-	"ask_without_approver": func(l *toolloop.AgentLoop) { l.Guard = DestructiveAsks },
+	"ask_without_approver": func(l *toolloop.AgentLoop) { l.Guard = UndeclaredAsks },
 	"timeout":              func(l *toolloop.AgentLoop) { l.ToolTimeout = 20 * time.Millisecond },
 	"max_iterations":       func(l *toolloop.AgentLoop) { l.MaxIterations = 2 },
 	"truncation":           func(l *toolloop.AgentLoop) { l.MaxResultBytes = 1024 },
