@@ -73,10 +73,7 @@ func (t *SchemaTool) Run(ctx context.Context, call *Call) (*ToolResult, error) {
 		return nil, err
 	}
 	res := new(ToolResult)
-	if r, ok := out.(*ToolResult); ok && r == nil {
-		out = nil // a typed nil is an empty success too
-	}
-	if err := setResult(res, out); err != nil {
+	if err := setResult(res, out, call.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	return res, nil
