@@ -2,8 +2,12 @@ package looptest
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -180,22 +184,48 @@ func (r *Recorder) ForCall(callID string) []toolloop.Event {
 
 // AssertGolden compares a transcript with the one in a golden file (see
 // Load), or, when update is set, writes got to the file instead, without
-// result durations. Tie update to a flag of your test package:
+// result durations, creating its directory (testdata/, say) if need be.
+// Tie update to a flag of your test package, and run go test -update to
+// write the file the first time and whenever the transcript changes on
+// purpose:
 //
-//	var update = flag.Bool("update", false, "rewrite golden files")
+//	var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 //	...
 //	looptest.AssertGolden(t, "testdata/run.json", res.Messages, *update)
+//
+// A golden file that does not exist fails the test with a message that
+// says how to create it.
 func AssertGolden(t testing.TB, path string, got []toolloop.Message, update bool) bool {
 	t.Helper()
 	if update {
 		b, err := json.MarshalIndent(Canonical(got), "", "  ")
 		if err == nil {
+			err = os.MkdirAll(filepath.Dir(path), 0o755)
+		}
+		if err == nil {
 			err = os.WriteFile(path, append(b, '\n'), 0o644)
 		}
 		if err != nil {
 			t.Fatalf("looptest: writing %s: %v", path, err)
+			return false
 		}
 		return true
 	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("looptest: golden file %s does not exist: %s", path, howToUpdate(flag.CommandLine))
+		return false
+	}
 	return AssertTranscript(t, Load(t, path), got)
+}
+
+// howToUpdate says how to run the test so that AssertGolden writes its
+// file: with -update when the test binary has that flag (in flags), as
+// the convention goes.
+func howToUpdate(flags *flag.FlagSet) string {
+	if f := flags.Lookup("update"); f != nil {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			return "run go test -update to create it, then review it"
+		}
+	}
+	return "call AssertGolden with update set (say, from a -update flag: go test -update) to create it, then review it"
 }

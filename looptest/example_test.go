@@ -2,24 +2,16 @@ package looptest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
 )
 
-// In a test, Replay plays back an expected transcript and fails the test
-// with a diff at the first request that differs from it:
-//
-//	func TestAgent(t *testing.T) {
-//		want := looptest.Load(t, "testdata/say_hi.json")
-//		loop := &toolloop.AgentLoop{Model: looptest.Replay(t, want), Tools: myTools()}
-//		res, err := loop.Run(context.Background(), want[:1])
-//		require.NoError(t, err)
-//		looptest.AssertTranscript(t, want, res.Messages)
-//	}
-//
-// Outside tests, Script answers from a fixed list of replies.
+// Outside tests, Script answers from a fixed list of replies. (In a test,
+// NewModel or Replay also check what the loop sends: see the package doc
+// for a complete test.)
 func ExampleScript() {
 	var tools toolloop.ToolRegistry
 	tools.MustRegister(toolloop.NewTool("echo", "Echo the text.", func(_ context.Context, in struct {
@@ -45,4 +37,35 @@ func ExampleDiffTranscripts() {
 	got := []toolloop.Message{toolloop.UserMessage("hi")}
 	fmt.Printf("%q\n", looptest.DiffTranscripts(want, got))
 	// Output: ""
+}
+
+// Always answers every call with the same reply: here a model that keeps
+// calling a tool, which the loop stops after MaxIterations turns.
+func ExampleAlways() {
+	var tools toolloop.ToolRegistry
+	tools.MustRegister(toolloop.NewTool("echo", "Echo the text.", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (any, error) {
+		return in.Text, nil
+	}))
+	loop := &toolloop.AgentLoop{
+		Model:         looptest.Always(looptest.Calls(looptest.Call("c1", "echo", `{"text":"again"}`))),
+		Tools:         &tools,
+		MaxIterations: 3,
+	}
+	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("loop")})
+	fmt.Println(res.Turns, errors.Is(err, toolloop.ErrMaxIterations), looptest.Validate(res.Messages))
+	// Output: 3 true <nil>
+}
+
+// Call's arguments reach the loop byte for byte, even when no JSON
+// decoder would keep them: here a repeated key, with its spacing.
+func ExampleCall() {
+	model := looptest.Script(looptest.Calls(looptest.Call("c1", "echo", `{"text": "a", "text": "b"}`)))
+	resp, err := model.Generate(context.Background(), &toolloop.Request{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(resp.Message.ToolCalls[0].Arguments))
+	// Output: {"text": "a", "text": "b"}
 }

@@ -78,5 +78,9 @@
 // *[providers.Error], matching [providers.ErrContextLength] ("prompt is too
 // long", or a request too large), [providers.ErrRateLimit],
 // [providers.ErrOverloaded] or [providers.ErrAuth] with errors.Is, and
-// unwrapping to *anthropic.Error.
+// unwrapping to *anthropic.Error. Their message names the request's
+// method and URL (without its user info or query), the status, and the
+// body's first 512 bytes when it holds no error message; the API key
+// never shows. The SDK adds /v1 to the base URL itself: a 404 from a
+// base URL that ends with /v1 too says so, and suggests it without.
 package anthropic

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -12,8 +13,15 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// mapError turns an error response of the API into a *providers.Error.
-// Other errors (the context's, the network's) are returned as they are.
+// sdkPath matches the path the SDK appends to the base URL, capturing the
+// base URL's own path, for the hint on a 404 (see wire.ExtraVersion).
+var sdkPath = regexp.MustCompile(`^(.*)/v1/messages(?:/count_tokens)?$`)
+
+// mapError turns an error response of the API into a *providers.Error,
+// wrapped with the request it answered when its status is not a success
+// (see wire.Describe): a 404 from a base URL that ends with /v1, which
+// the SDK adds itself, says so. Other errors (the context's, the
+// network's) are returned as they are.
 func mapError(err error) error {
 	var ae *sdk.Error
 	if !errors.As(err, &ae) {
@@ -47,7 +55,14 @@ func mapError(err error) error {
 	if isContextLength(e) {
 		e.Kind = providers.ErrContextLength
 	}
-	return e
+	if ae.Request == nil {
+		return e
+	}
+	var hint string
+	if ae.StatusCode == http.StatusNotFound {
+		hint = wire.ExtraVersion(ae.Request.URL, sdkPath)
+	}
+	return wire.Describe(e, ae.Request, wire.ResponseBody(ae.Response), hint)
 }
 
 // isContextLength reports whether e says the prompt does not fit the

@@ -13,6 +13,7 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/providers"
 	"github.com/toolloop/toolloop/providers/internal/replay"
+	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
 func TestRateLimitIsRetried(t *testing.T) {
@@ -82,6 +83,11 @@ func TestAPIErrors(t *testing.T) {
 				}
 			}
 			assert.Len(t, srv.Requests(), tt.requests)
+			var he *wire.HTTPError
+			require.ErrorAs(t, err, &he, "the error names the request")
+			assert.Equal(t, http.MethodPost, he.Method)
+			assert.Equal(t, srv.URL+"/v1/messages", he.URL)
+			assert.Empty(t, he.Hint)
 		})
 	}
 }

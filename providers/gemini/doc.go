@@ -123,6 +123,13 @@
 // *[providers.Error] with Provider "gemini", matching
 // [providers.ErrContextLength], [providers.ErrRateLimit],
 // [providers.ErrOverloaded] or [providers.ErrAuth] with errors.Is, and
-// unwrapping to genai.APIError. The SDK itself may log to the standard
+// unwrapping to genai.APIError. Their message names the request's method
+// and URL (without its query), the status, and the body's first 512
+// bytes when it holds no error message; the API key never shows. The SDK
+// adds the API version (v1beta) to the base URL itself: a 404 from a
+// base URL that ends with a version too says so, and suggests it
+// without. To know the request, the model wraps the transport of
+// Config.HTTPClient (a copy; the caller's client is left alone) or of
+// the client the SDK makes. The SDK itself may log to the standard
 // logger when a stream breaks off.
 package gemini

@@ -3,6 +3,7 @@ package gemini
 import (
 	"errors"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"google.golang.org/genai"
@@ -11,9 +12,17 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// mapError turns an error response of the API into a *providers.Error.
-// Other errors (the context's, the network's) are returned as they are.
-func mapError(err error) error {
+// sdkPath matches the path the SDK appends to the base URL (the API
+// version, then the model or the Vertex AI project), capturing the base
+// URL's own path, for the hint on a 404 (see wire.ExtraVersion).
+var sdkPath = regexp.MustCompile(`^(.*?)/v\d+[a-z0-9]*/(?:models|tunedModels|projects|publishers)/`)
+
+// mapError turns an error response of the API into a *providers.Error,
+// wrapped with the request it answered (which x recorded) when its status
+// is not a success (see wire.Describe): a 404 from a base URL that ends
+// with an API version, which the SDK adds itself, says so. Other errors
+// (the context's, the network's) are returned as they are.
+func mapError(err error, x *exchange) error {
 	var ae genai.APIError
 	if !errors.As(err, &ae) {
 		var pae *genai.APIError
@@ -33,7 +42,30 @@ func mapError(err error) error {
 		e.StatusCode = http.StatusOK
 	}
 	e.Kind = kind(e, reasons(ae.Details))
-	return e
+	var body []byte
+	if plainBody(ae) {
+		// The body was no google.rpc error: the SDK put the HTTP status
+		// line in Status and the whole body in Message. They are shown as
+		// the status and an excerpt of the body.
+		body = []byte(ae.Message)
+		e.Type, e.Message = "", ""
+	}
+	req := x.last(e.StatusCode)
+	if req == nil {
+		return e
+	}
+	var hint string
+	if e.StatusCode == http.StatusNotFound {
+		hint = wire.ExtraVersion(req.URL, sdkPath)
+	}
+	return wire.Describe(e, req, body, hint)
+}
+
+// plainBody reports whether ae comes from a body the SDK could not read
+// as an error: its Status is then the HTTP status line ("404 Not
+// Found"), not a google.rpc status ("NOT_FOUND").
+func plainBody(ae genai.APIError) bool {
+	return ae.Status != "" && ae.Status[0] >= '0' && ae.Status[0] <= '9'
 }
 
 // kind returns the sentinel for an error: by its status code and its

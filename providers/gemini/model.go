@@ -126,16 +126,25 @@ func New(cfg Config) *Model {
 		retry.Attempts = genai.Ptr[int32](defaultRetries + 1)
 	}
 	opts.RetryOptions = &retry
+	hc := cfg.HTTPClient
+	if hc != nil {
+		hc = recording(hc)
+	}
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 		APIKey:      cfg.APIKey,
 		Backend:     cfg.Backend,
-		HTTPClient:  cfg.HTTPClient,
+		HTTPClient:  hc,
 		HTTPOptions: opts,
 	})
 	if err != nil {
-		err = fmt.Errorf("gemini: %w", err)
+		return &Model{err: fmt.Errorf("gemini: %w", err), cfg: cfg, log: wire.Logger(cfg.Logger)}
 	}
-	return &Model{client: client, err: err, cfg: cfg, log: wire.Logger(cfg.Logger)}
+	if own := client.ClientConfig().HTTPClient; hc == nil && own != nil {
+		// The SDK made this client (with Vertex AI's credentials, say)
+		// and no one else holds it.
+		own.Transport = recorder{next: own.Transport}
+	}
+	return &Model{client: client, cfg: cfg, log: wire.Logger(cfg.Logger)}
 }
 
 // Generate implements [toolloop.Model]: one generateContent request.
@@ -147,9 +156,10 @@ func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.
 	if err != nil {
 		return nil, err
 	}
+	ctx, x := withExchange(ctx)
 	resp, err := m.client.Models.GenerateContent(ctx, m.cfg.Model, contents, config)
 	if err != nil {
-		return nil, mapError(err)
+		return nil, mapError(err, x)
 	}
 	t := m.newTurn(false)
 	t.add(resp, nil)
@@ -174,9 +184,10 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 		}
 		t := m.newTurn(true)
 		emit := func(ch toolloop.Chunk) bool { return yield(ch, nil) }
+		ctx, x := withExchange(ctx)
 		for resp, err := range m.client.Models.GenerateContentStream(ctx, m.cfg.Model, contents, config) {
 			if err != nil {
-				yield(toolloop.Chunk{}, mapError(err))
+				yield(toolloop.Chunk{}, mapError(err, x))
 				return
 			}
 			if !t.add(resp, emit) {

@@ -114,6 +114,12 @@
 // that are *[providers.Error], matching [providers.ErrContextLength],
 // [providers.ErrRateLimit], [providers.ErrOverloaded] or
 // [providers.ErrAuth] with errors.Is, and unwrapping to *openai.Error.
+// Their message names the request's method and URL (without its user
+// info or query), the status, and the body's first 512 bytes when it
+// holds no error message; the API key never shows. A 404 from a base
+// URL with no version in its path says what to try:
+//
+//	openai: POST "http://localhost:11434/chat/completions": 404 Not Found: 404 page not found; did you mean BaseURL "http://localhost:11434/v1"?
 //
 // Error bodies in other envelopes (vLLM's older top-level {"object":
 // "error", ...}, Ollama's {"error": "..."}) are rewritten into OpenAI's

@@ -13,7 +13,13 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// mapError turns an error response of the API into a *providers.Error.
+// endpoints are the paths the SDK appends to the base URL, for the hint
+// on a 404 (see wire.MissingVersion).
+var endpoints = []string{"/chat/completions", "/responses"}
+
+// mapError turns an error response of the API into a *providers.Error,
+// wrapped with the request it answered when its status is not a success
+// (see wire.Describe): a 404 from a base URL without its /v1 says so.
 // Other errors (the context's, the network's) are returned as they are.
 func mapError(err error) error {
 	var ae *oai.Error
@@ -24,13 +30,22 @@ func mapError(err error) error {
 		if raw := ae.JSON.Code.Raw(); !strings.HasPrefix(raw, `"`) {
 			code = ""
 		}
-		return classify(&providers.Error{
+		pe := &providers.Error{
 			Provider:   "openai",
 			StatusCode: ae.StatusCode,
 			Type:       wire.FirstNonEmpty(code, ae.Type),
 			Message:    ae.Message,
 			Err:        err,
-		}, code, ae.Type)
+		}
+		classify(pe, code, ae.Type)
+		if ae.Request == nil {
+			return pe
+		}
+		var hint string
+		if ae.StatusCode == http.StatusNotFound {
+			hint = wire.MissingVersion(ae.Request.URL, endpoints...)
+		}
+		return wire.Describe(pe, ae.Request, wire.ResponseBody(ae.Response), hint)
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
@@ -62,7 +77,7 @@ func mapError(err error) error {
 // model length"). A 429 for a request that alone is over the rate limit
 // is ErrContextLength too: like an overflow, only a smaller request can
 // succeed, so it was not retried (see errorBodies).
-func classify(e *providers.Error, code, typ string) error {
+func classify(e *providers.Error, code, typ string) *providers.Error {
 	e.Kind = wire.StatusKind(e.StatusCode)
 	msg := strings.ToLower(e.Message)
 	switch {
