@@ -41,6 +41,7 @@ func readGolden(t *testing.T, name string) (*goldenFile, string) {
 	require.NoError(t, err)
 	var g goldenFile
 	require.NoError(t, json.Unmarshal(b, &g), path)
+	golden.CompactReplies(g.Replies)
 	return &g, path
 }
 

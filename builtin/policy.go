@@ -128,6 +128,11 @@ func deny(rule, reason string) toolloop.Verdict {
 	return toolloop.Verdict{Decision: toolloop.Deny, Reason: reason, Rule: rule}
 }
 
+// MayAsk implements [toolloop.Asker]: a policy whose Otherwise is Ask
+// asks, so a loop using it needs an Approver or PauseForApproval, and
+// says so at the start of Run.
+func (p *CommandPolicy) MayAsk() bool { return p.Otherwise == toolloop.Ask }
+
 func (p *CommandPolicy) check(command string) toolloop.Verdict {
 	denyList := p.Deny
 	if denyList == nil {

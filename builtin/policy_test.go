@@ -110,3 +110,17 @@ func TestCommandPolicyScope(t *testing.T) {
 	v := p.Check(context.Background(), &toolloop.Call{Name: ExecShell, Arguments: json.RawMessage(`{"command": 3}`)})
 	assert.Equal(t, toolloop.Deny, v.Decision)
 }
+
+// A policy that asks says so, so a loop without an approver fails at the
+// start of Run rather than denying every call it would ask about.
+func TestCommandPolicyMayAsk(t *testing.T) {
+	var ask toolloop.Guard = &CommandPolicy{Otherwise: toolloop.Ask}
+	var deny toolloop.Guard = &CommandPolicy{}
+	assert.True(t, ask.(toolloop.Asker).MayAsk())
+	assert.False(t, deny.(toolloop.Asker).MayAsk())
+	loop := &toolloop.AgentLoop{Model: toolloop.ModelFunc(func(context.Context, *toolloop.Request) (*toolloop.Response, error) {
+		return &toolloop.Response{}, nil
+	}), Guard: ask}
+	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("hi")})
+	assert.ErrorIs(t, err, toolloop.ErrNoApprover)
+}

@@ -61,7 +61,7 @@ func transcript() []toolloop.Message {
 		toolloop.UserMessage("say hi"),
 		{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{looptest.Call("c1", "echo", `{"text":"hi"}`)}, StopReason: toolloop.StopToolUse, Usage: &toolloop.Usage{InputTokens: 10, OutputTokens: 5}},
 		toolloop.ToolMessage(&toolloop.ToolResult{CallID: "c1", Name: "echo", Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.TextContent("hi")},
-			Meta: toolloop.ResultMeta{Bytes: 2, Source: toolloop.SourceBuiltin, SourceName: toolloop.LocalSource}}),
+			Meta: toolloop.ResultMeta{Bytes: 2, Source: toolloop.SourceLocal, SourceName: toolloop.LocalSource}}),
 		{Role: toolloop.RoleAssistant, Content: []toolloop.Content{toolloop.TextContent("hi")}, StopReason: toolloop.StopEnd, Usage: &toolloop.Usage{InputTokens: 20, OutputTokens: 1}},
 	}
 }

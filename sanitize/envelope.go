@@ -138,7 +138,7 @@ func (e *Envelope) PostToolUse(_ context.Context, call *toolloop.Call, res *tool
 	source := res.Name
 	if call != nil {
 		source = call.Name
-		if call.SourceName != "" && call.Source != toolloop.SourceBuiltin {
+		if call.SourceName != "" && call.Source != toolloop.SourceBuiltin && call.Source != toolloop.SourceLocal {
 			source = call.SourceName + "/" + call.Name
 		}
 	}

@@ -33,6 +33,7 @@ func readGolden(t *testing.T, name string) *goldenFile {
 	require.NoError(t, err)
 	var g goldenFile
 	require.NoError(t, json.Unmarshal(b, &g))
+	golden.CompactReplies(g.Replies)
 	return &g
 }
 
