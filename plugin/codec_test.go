@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -88,3 +89,23 @@ func TestClientCodecRefusesRunReply(t *testing.T) {
 type nopCloser struct{ *bytes.Buffer }
 
 func (nopCloser) Close() error { return nil }
+
+// TestFieldOf: dispense finds go-plugin's unexported fields only when
+// they have the type it expects, and otherwise falls back.
+func TestFieldOf(t *testing.T) {
+	type hidden struct {
+		n    int
+		name string
+	}
+	v := reflect.ValueOf(&hidden{n: 7, name: "x"}).Elem()
+	n, ok := fieldOf[int](v, "n")
+	assert.True(t, ok)
+	assert.Equal(t, 7, n)
+	_, ok = fieldOf[int](v, "name")
+	assert.False(t, ok, "a field of another type")
+	_, ok = fieldOf[int](v, "missing")
+	assert.False(t, ok, "no such field")
+
+	_, _, ok = rpcClientParts(nil)
+	assert.False(t, ok, "not a net/rpc client")
+}

@@ -56,7 +56,8 @@
 // this package, or hostile) is held to Config.MaxMessageBytes: the host
 // reads the size of each message before the message, and skips one over
 // the limit unread. Its call fails with kind execution_failed, which
-// names both sizes, and the plugin goes on serving.
+// names both sizes, and the plugin goes on serving. A result under the
+// limit is cut to the budget as soon as it is decoded.
 //
 // Progress and partial output go to the host from a goroutine of their
 // own, so a tool never waits for the host. While a report is on its way,

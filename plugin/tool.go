@@ -132,6 +132,11 @@ func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.To
 	if reply.Stack != "" && r.Error != nil {
 		return nil, &remotePanic{err: r.Error, stack: reply.Stack}
 	}
+	// A plugin built with Serve has cut the text to the budget already;
+	// one that ignores it is cut here, so the loop holds no more.
+	if call.MaxOutputBytes > 0 {
+		return cutResult(&r, call.MaxOutputBytes), nil
+	}
 	return &r, nil
 }
 
