@@ -119,6 +119,9 @@ func TestPipeline(t *testing.T) {
 
 	// Progress and partial output from inside the plugin, in order, with
 	// the plugin as provenance, between the call's start and completion.
+	// Reports made while one is on its way are coalesced: the partial
+	// output arrives whole but perhaps in fewer pieces, and progress
+	// perhaps without its intermediate steps.
 	var types []toolloop.EventType
 	var partial []string
 	for _, e := range rec.ForCall("slow") {
@@ -131,10 +134,14 @@ func TestPipeline(t *testing.T) {
 			partial = append(partial, e.Text)
 		}
 	}
-	assert.Equal(t, []string{"line 1\n", "line 2\n", "line 3\n"}, partial)
+	assert.Equal(t, "line 1\nline 2\nline 3\n", strings.Join(partial, ""))
 	prog := rec.Of(toolloop.EventProgress)
-	require.Len(t, prog, 3)
-	assert.Equal(t, toolloop.Progress{Message: "step 3", Done: 3, Total: 3}, *prog[2].Progress)
+	require.NotEmpty(t, prog)
+	assert.LessOrEqual(t, len(prog), 3)
+	for i := 1; i < len(prog); i++ {
+		assert.Less(t, prog[i-1].Progress.Done, prog[i].Progress.Done, "progress arrives in order")
+	}
+	assert.Equal(t, toolloop.Progress{Message: "step 3", Done: 3, Total: 3}, *prog[len(prog)-1].Progress)
 	require.NotEmpty(t, types)
 	assert.Equal(t, toolloop.EventStart, types[0])
 	assert.Equal(t, toolloop.EventComplete, types[len(types)-1])

@@ -41,7 +41,9 @@ const quitLinger = time.Second
 // A tool that panics is recovered here, and its call fails with kind
 // panic while the plugin goes on serving; the stack goes to the host's
 // Logger. A *toolloop.ToolError a tool returns keeps its kind on the host.
-// Progress and partial output reported on the call reach the host's call.
+// Progress and partial output reported on the call reach the host's call,
+// coalesced while the host is busy (see the package doc's Memory). The
+// result's text is cut to the output budget the host sends with the call.
 //
 // What the program writes to its standard output and error goes to the
 // host's Config.Output. Run on its own, outside a host, the program
@@ -209,25 +211,47 @@ func (ss *session) Run(r wire.Run, reply *wire.RunReply) error {
 		Annotations: r.Annotations, Source: toolloop.SourceKind(r.Source), SourceName: r.SourceName,
 		RunID: r.RunID, Turn: r.Turn,
 	}
+	var rep *hostReporter
 	if r.Report {
-		call.Reporter = &hostReporter{ss: ss, token: r.Token}
+		rep = &hostReporter{ss: ss, token: r.Token}
+		call.Reporter = rep
 	}
 	res, stack := ss.srv.run(ctx, call)
-	reply.Stack = stack
+	if rep != nil {
+		rep.finish() // every report goes before the result
+	}
+	if r.MaxOutputBytes > 0 {
+		res = cutResult(res, r.MaxOutputBytes)
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		b, _ = json.Marshal(toolloop.ErrorResult(toolloop.Errorf(toolloop.KindExecutionFailed,
 			"the plugin could not encode the result of %s: %v", r.Tool, err)))
 	}
-	reply.Result = b
+	// The host would refuse a reply over its limit: say why instead. The
+	// reply's other fields and gob's framing take a few bytes more.
+	if size := len(b) + len(stack) + replyOverhead; r.MaxReplyBytes > 0 && size > r.MaxReplyBytes {
+		b, _ = json.Marshal(toolloop.ErrorResult(toolloop.Errorf(toolloop.KindExecutionFailed,
+			"the result of %s is %d bytes encoded, over the host's limit of %d bytes", r.Tool, size, r.MaxReplyBytes)))
+		stack = ""
+	}
+	reply.Result, reply.Stack = b, stack
 	return nil
 }
+
+// replyOverhead bounds what a RunReply adds to its Result and Stack.
+const replyOverhead = 256
 
 // run runs one call, recovering a panic, whose stack it returns.
 func (s *server) run(ctx context.Context, call *toolloop.Call) (res *toolloop.ToolResult, stack string) {
 	t, ok := s.tools[call.Name]
 	if !ok {
 		return toolloop.ErrorResult(toolloop.Errorf(toolloop.KindNotFound, "the plugin has no tool %q", call.Name)), ""
+	}
+	// A call cancelled before it arrived, or past its deadline, never
+	// starts.
+	if err := ctx.Err(); err != nil {
+		return toolloop.ErrorResult(err), ""
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -244,31 +268,6 @@ func (s *server) run(ctx context.Context, call *toolloop.Call) (res *toolloop.To
 		return &toolloop.ToolResult{Status: toolloop.StatusOK}, ""
 	}
 	return r, ""
-}
-
-// hostReporter forwards a call's reports to the host. Each report is a
-// synchronous RPC, so every report reaches the host before the call's
-// result does, and a fast tool cannot flood a slow host.
-type hostReporter struct {
-	ss    *session
-	token uint64
-}
-
-func (r *hostReporter) ReportProgress(_ *toolloop.Call, p toolloop.Progress) {
-	r.send(wire.Report{Token: r.token, Progress: &p})
-}
-
-func (r *hostReporter) ReportPartial(_ *toolloop.Call, text string) {
-	r.send(wire.Report{Token: r.token, Partial: text})
-}
-
-func (r *hostReporter) send(rep wire.Report) {
-	r.ss.mu.Lock()
-	host := r.ss.host
-	r.ss.mu.Unlock()
-	if host != nil {
-		_ = host.Call(wire.MethodReport, rep, &wire.Empty{}) // a lost host is noticed elsewhere
-	}
 }
 
 // watchConn reports the first read error on the host's callback stream:

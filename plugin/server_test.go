@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/assert"
@@ -29,6 +31,10 @@ func (t toolFunc) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolR
 
 // TestSession drives the plugin side of the protocol in process.
 func TestSession(t *testing.T) {
+	var (
+		ranMu sync.Mutex
+		ran   []string // IDs of the calls the record tool ran
+	)
 	srv := newServer([]toolloop.Tool{
 		toolFunc{"ok", func(context.Context, *toolloop.Call) (*toolloop.ToolResult, error) {
 			return toolloop.TextResult("fine"), nil
@@ -43,6 +49,20 @@ func TestSession(t *testing.T) {
 			r := toolloop.TextResult("x")
 			r.Meta.Extra = map[string]any{"ch": make(chan int)}
 			return r, nil
+		}},
+		toolFunc{"record", func(_ context.Context, c *toolloop.Call) (*toolloop.ToolResult, error) {
+			ranMu.Lock()
+			defer ranMu.Unlock()
+			ran = append(ran, c.ID)
+			return toolloop.TextResult("ran"), nil
+		}},
+		toolFunc{"mixed", func(context.Context, *toolloop.Call) (*toolloop.ToolResult, error) {
+			return &toolloop.ToolResult{Status: toolloop.StatusOK, Content: []toolloop.Content{
+				toolloop.TextContent("short"),
+				toolloop.TextContent(strings.Repeat("a", 3000) + " END"),
+				toolloop.JSONContent(json.RawMessage(`[` + strings.Repeat(`"item",`, 500) + `"last"]`)),
+				toolloop.ImageContent("image/png", make([]byte, 5000)),
+			}}, nil
 		}},
 		toolFunc{"call", func(_ context.Context, c *toolloop.Call) (*toolloop.ToolResult, error) {
 			b, err := json.Marshal(map[string]any{"id": c.ID, "source": c.Source, "source_name": c.SourceName, "turn": c.Turn, "reporter": c.Reporter != nil})
@@ -66,6 +86,7 @@ func TestSession(t *testing.T) {
 		cancel   bool // cancel the token before the Run arrives
 		wantKind toolloop.ErrorKind
 		wantText string
+		check    func(t *testing.T, res *toolloop.ToolResult)
 	}{
 		{name: "ok", run: wire.Run{Token: 1, Tool: "ok"}, wantText: "fine"},
 		{name: "nil result", run: wire.Run{Token: 2, Tool: "nil"}},
@@ -73,6 +94,28 @@ func TestSession(t *testing.T) {
 		{name: "no such tool", run: wire.Run{Token: 4, Tool: "nope"}, wantKind: toolloop.KindNotFound},
 		{name: "cancel before run", run: wire.Run{Token: 5, Tool: "wait"}, cancel: true, wantKind: toolloop.KindCanceled},
 		{name: "unencodable result", run: wire.Run{Token: 6, Tool: "unencodable"}, wantKind: toolloop.KindExecutionFailed},
+		{name: "cancelled before run: the tool never starts", run: wire.Run{Token: 8, Tool: "record", ID: "cancelled"}, cancel: true, wantKind: toolloop.KindCanceled},
+		{name: "deadline passed: the tool never starts", run: wire.Run{Token: 9, Tool: "record", ID: "late", Deadline: time.Now().Add(-time.Second)}, wantKind: toolloop.KindTimeout},
+		{name: "live call runs", run: wire.Run{Token: 10, Tool: "record", ID: "live", Deadline: time.Now().Add(time.Hour)}, wantText: "ran"},
+		{name: "no budget: nothing cut", run: wire.Run{Token: 11, Tool: "mixed"}, check: func(t *testing.T, res *toolloop.ToolResult) {
+			assert.False(t, res.Meta.Truncated)
+			assert.Len(t, res.Content[1].Text, 3004)
+		}},
+		{name: "cut to the budget", run: wire.Run{Token: 12, Tool: "mixed", MaxOutputBytes: 2000}, check: func(t *testing.T, res *toolloop.ToolResult) {
+			assert.True(t, res.Meta.Truncated)
+			require.Len(t, res.Content, 4)
+			assert.Equal(t, "short", res.Content[0].Text, "a block under its share is kept whole")
+			assert.True(t, strings.HasSuffix(res.Content[1].Text, " END"), "the tail is kept")
+			assert.Equal(t, toolloop.ContentText, res.Content[2].Type, "a JSON block cut is cut as text")
+			assert.Contains(t, res.Content[2].Text, "bytes cut")
+			assert.Len(t, res.Content[3].Data, 5000, "images are not counted nor cut")
+			n := 0
+			for _, c := range res.Content {
+				n += len(c.Text) + len(c.JSON)
+			}
+			assert.LessOrEqual(t, n, 2000)
+		}},
+		{name: "over the host's limit", run: wire.Run{Token: 13, Tool: "mixed", MaxReplyBytes: 4000}, wantKind: toolloop.KindExecutionFailed},
 		{name: "call fields", run: wire.Run{Token: 7, Tool: "call", ID: "c7", Source: "plugin", SourceName: "p", Turn: 3},
 			wantText: `{"id":"c7","reporter":false,"source":"plugin","source_name":"p","turn":3}`},
 	}
@@ -91,10 +134,14 @@ func TestSession(t *testing.T) {
 			if tt.wantText != "" {
 				assert.Equal(t, tt.wantText, res.Text())
 			}
+			if tt.check != nil {
+				tt.check(t, res)
+			}
 		})
 	}
 	assert.Empty(t, ss.running)
 	assert.Empty(t, ss.early)
+	assert.Equal(t, []string{"live"}, ran, "only the live call ran")
 }
 
 func TestServeMisuse(t *testing.T) {

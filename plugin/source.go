@@ -63,6 +63,21 @@ type Config struct {
 	// DefaultHangTimeout; a negative value never stops it.
 	HangTimeout time.Duration
 
+	// MaxMessageBytes is the largest message the host reads from the
+	// plugin: a call's result, a report, the tool list. A result over it
+	// fails its call with kind execution_failed, naming both sizes, and a
+	// report over it is dropped; either is skipped as it arrives, never
+	// held in memory. 0 (or less) means DefaultMaxMessageBytes.
+	//
+	// Each call also tells the plugin its output budget
+	// (toolloop.Call.MaxOutputBytes, which the loop sets), and a plugin
+	// built with this version of [Serve] cuts its result's text to it
+	// before sending it, so the host holds no more of a tool's output
+	// than the budget. The limit is for the rest: plugins built before
+	// the budget was sent, hostile ones, and results with images as
+	// large as the limit.
+	MaxMessageBytes int
+
 	// Logger, if set, receives go-plugin's messages about the process and
 	// what the plugin logs: the stack of a tool that panicked, or what a
 	// crashing plugin printed.
@@ -358,11 +373,14 @@ func (s *Source) launch(p *process) ([]toolloop.ToolSpec, error) {
 		}
 		return fail(fmt.Errorf("plugin %q: %s: %w: %w", s.name, cmd.Path, ErrHandshake, err))
 	}
-	raw, err := rc.Dispense(wire.PluginName)
+	d, capped, err := dispense(rc, s.maxMessageBytes())
 	if err != nil {
 		return fail(fmt.Errorf("plugin %q: %s: %w: dispensing its tools: %w", s.name, cmd.Path, ErrHandshake, err))
 	}
-	d := raw.(*dispensed)
+	if !capped {
+		s.logger().Warn("plugin: this version of go-plugin hides what the host needs to limit the size of replies; they are read whatever their size",
+			"plugin", s.name)
+	}
 	id := d.broker.NextId()
 	s.wg.Add(1) // the caller holds a count, so this cannot race with Close's Wait
 	go s.serveCallback(d.broker, id)
@@ -388,7 +406,18 @@ func (s *Source) serveCallback(b *goplugin.MuxBroker, id uint32) {
 	if err := srv.RegisterName(wire.HostService, &callback{src: s}); err != nil {
 		panic(err) // a bug in this package
 	}
-	srv.ServeConn(conn)
+	limit := s.maxMessageBytes()
+	srv.ServeCodec(newServerCodec(conn, limit, func(size int64) {
+		s.logger().Warn("plugin: a report over the size limit was dropped", "plugin", s.name, "bytes", size, "limit", limit)
+	}))
+}
+
+// maxMessageBytes is the limit on what the host reads from the plugin.
+func (s *Source) maxMessageBytes() int64 {
+	if s.cfg.MaxMessageBytes > 0 {
+		return int64(s.cfg.MaxMessageBytes)
+	}
+	return DefaultMaxMessageBytes
 }
 
 // lockedWriter serializes the plugin's stdout and stderr copies.

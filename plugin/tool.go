@@ -50,6 +50,11 @@ func (s *Source) run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolRe
 var errNotSent = errors.New("plugin: call not sent")
 
 func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	// Nothing of a call starts once its context is done: not a start of
+	// the plugin, not the call.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	p, err := s.acquire(ctx)
 	if err != nil {
 		switch {
@@ -65,6 +70,7 @@ func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.To
 		Token: token, Tool: call.Name, ID: call.ID, Arguments: call.Arguments,
 		Annotations: call.Annotations, Source: string(call.Source), SourceName: call.SourceName,
 		RunID: call.RunID, Turn: call.Turn,
+		MaxOutputBytes: max(call.MaxOutputBytes, 0), MaxReplyBytes: int(s.maxMessageBytes()),
 	}
 	if call.Reporter != nil {
 		args.Report = true
@@ -73,6 +79,11 @@ func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.To
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		args.Deadline = dl.Add(deadlineSlack)
+	}
+	// Starting the plugin may have taken a while: look again, last
+	// thing before the call is sent.
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	var reply wire.RunReply
 	rc := p.rpc.Go(wire.MethodRun, args, &reply, make(chan *rpc.Call, 1))
@@ -93,6 +104,11 @@ func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.To
 		}
 		// The connection is gone: the process died or is being stopped.
 		p.stop()
+		var tl *tooLargeError
+		if errors.As(rc.Error, &tl) {
+			return nil, toolloop.Errorf(toolloop.KindExecutionFailed,
+				"plugin %q was stopped while %s ran: %v; it will be started again for the next call", s.name, call.Name, tl)
+		}
 		if errors.Is(rc.Error, rpc.ErrShutdown) && !s.isClosed() {
 			// The client was already shut down when the call was sent:
 			// it never reached the plugin.
@@ -104,12 +120,22 @@ func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.To
 		return nil, toolloop.Errorf(toolloop.KindExecutionFailed,
 			"plugin %q stopped while %s ran (%s); it will be started again for the next call", s.name, call.Name, orDefault(p.exit, rc.Error.Error()))
 	}
+	if n := reply.Refused(); n > 0 {
+		return nil, toolloop.Errorf(toolloop.KindExecutionFailed,
+			"plugin %q sent a %d-byte result for %s, over the host's limit of %d bytes (Config.MaxMessageBytes); it was not read",
+			s.name, n, call.Name, s.maxMessageBytes())
+	}
 	var r toolloop.ToolResult
 	if err := json.Unmarshal(reply.Result, &r); err != nil {
 		return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "plugin %q sent a result for %s that does not decode: %v", s.name, call.Name, err)
 	}
 	if reply.Stack != "" && r.Error != nil {
 		return nil, &remotePanic{err: r.Error, stack: reply.Stack}
+	}
+	// A plugin built with Serve has cut the text to the budget already;
+	// one that ignores it is cut here, so the loop holds no more.
+	if call.MaxOutputBytes > 0 {
+		return cutResult(&r, call.MaxOutputBytes), nil
 	}
 	return &r, nil
 }

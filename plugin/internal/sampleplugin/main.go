@@ -48,6 +48,11 @@ type bigIn struct {
 	Bytes int `json:"bytes"`
 }
 
+type floodIn struct {
+	Bytes int `json:"bytes"`
+	Chunk int `json:"chunk"`
+}
+
 type empty struct{}
 
 func main() {
@@ -56,6 +61,10 @@ func main() {
 		hs := wire.Handshake
 		hs.ProtocolVersion = 99
 		goplugin.Serve(&goplugin.ServeConfig{HandshakeConfig: hs, Plugins: goplugin.PluginSet{}})
+		return
+	}
+	if os.Getenv("SAMPLE_OLD") != "" {
+		serveOld()
 		return
 	}
 	tools := []toolloop.Tool{
@@ -90,6 +99,7 @@ func main() {
 		toolloop.NewTool("big", "Return a long text.", func(_ context.Context, in bigIn) (any, error) {
 			return strings.Repeat("x", in.Bytes-4) + " END", nil
 		}),
+		&floodTool{},
 		toolloop.NewTool("print", "Write to standard output and error.", func(_ context.Context, in echoIn) (any, error) {
 			fmt.Println("stdout: " + in.Text)
 			fmt.Fprintln(os.Stderr, "stderr: "+in.Text)
@@ -106,6 +116,32 @@ func main() {
 		}
 	}
 	plugin.Serve(tools...)
+}
+
+// floodTool reports partial output as fast as it can: Bytes in all, in
+// lines of Chunk bytes, each a run of one digit, cycling through 0-9.
+type floodTool struct{}
+
+func (*floodTool) Spec() toolloop.ToolSpec {
+	schema, err := toolloop.SchemaFor[floodIn]()
+	if err != nil {
+		panic(err)
+	}
+	return toolloop.ToolSpec{Name: "flood", Description: "Report partial output as fast as possible.", InputSchema: schema}
+}
+
+func (*floodTool) Run(_ context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	var in floodIn
+	if err := call.Bind(&in); err != nil {
+		return nil, err
+	}
+	chunk := max(in.Chunk, 1)
+	for i, sent := 0, 0; sent < in.Bytes; i++ {
+		n := min(chunk, in.Bytes-sent)
+		call.ReportPartial(strings.Repeat(string(rune('0'+i%10)), n-1) + "\n")
+		sent += n
+	}
+	return toolloop.TextResult("flooded"), nil
 }
 
 // slowTool reports progress and partial output, as a hand-written Tool.

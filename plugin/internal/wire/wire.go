@@ -4,6 +4,11 @@
 // Messages travel as gob over net/rpc (so their types are exported);
 // results travel as JSON inside them, because a ToolResult may carry
 // values (Meta.Extra) that gob cannot encode without registration.
+//
+// Gob matches struct fields by name and skips those the receiver does not
+// have, so a field may be added to a message without bumping the protocol
+// version when its zero value means what the older side does: each new
+// field below says so.
 package wire
 
 import (
@@ -69,6 +74,15 @@ type Run struct {
 	SourceName  string
 	RunID       string
 	Turn        int
+
+	// MaxOutputBytes is the call's output budget (toolloop.Call's field of
+	// that name): the plugin cuts the text of the result to it before
+	// sending it. 0, as a host older than the field sends, means none.
+	MaxOutputBytes int
+	// MaxReplyBytes is the largest message the host accepts: a plugin
+	// whose encoded result is larger sends an execution_failed result
+	// instead, which says so. 0, as an older host sends, means none.
+	MaxReplyBytes int
 }
 
 // RunReply carries the call's result as JSON. Failures are results too:
@@ -77,7 +91,19 @@ type RunReply struct {
 	Result []byte
 	// Stack is the stack of a tool that panicked, if one did.
 	Stack string
+
+	// refused is set by the host when it read the reply's size and
+	// refused the reply as too large, instead of decoding it. Being
+	// unexported, it never travels.
+	refused int64
 }
+
+// Refuse records that the host did not decode the reply because its
+// encoded size, size bytes, is over the host's limit.
+func (r *RunReply) Refuse(size int64) { r.refused = size }
+
+// Refused returns the size Refuse recorded, or 0.
+func (r *RunReply) Refused() int64 { return r.refused }
 
 // Cancel cancels the context of a running call.
 type Cancel struct {
