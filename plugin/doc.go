@@ -19,7 +19,9 @@
 //		return err // a failed handshake wraps plugin.ErrHandshake
 //	}
 //
-// Tools resolve builtin first, then plugin, then MCP, and plugin tools go
+// Tools resolve local (added with Register) first, then builtin, then
+// plugin, then MCP; a plugin tool whose name is taken is an error unless
+// the registry's AllowShadowing is set. Plugin tools go
 // through the loop's whole pipeline (validation against the schema the
 // plugin declares, guard, hooks, truncation). Progress and partial output
 // a plugin's tool reports become the same events as a built-in tool's,

@@ -172,7 +172,7 @@ func TestTimeoutThroughLoop(t *testing.T) {
 
 func TestBuiltinShadowsPlugin(t *testing.T) {
 	src := newSample(t, Config{})
-	var reg toolloop.ToolRegistry
+	reg := toolloop.ToolRegistry{AllowShadowing: true}
 	reg.MustRegister(toolloop.NewTool("echo", "Built-in echo.", func(_ context.Context, in struct {
 		Text string `json:"text"`
 	}) (any, error) {
@@ -185,7 +185,7 @@ func TestBuiltinShadowsPlugin(t *testing.T) {
 	res, err := tool.Run(context.Background(), &toolloop.Call{ID: "1", Name: "echo", Arguments: json.RawMessage(`{"text":"x"}`)})
 	require.NoError(t, err)
 	assert.Equal(t, "builtin: x", res.Text())
-	assert.Equal(t, []toolloop.Shadowing{{Name: "echo", Winner: "builtin:local", Loser: "plugin:sample"}}, reg.Shadowed())
+	assert.Equal(t, []toolloop.Shadowing{{Name: "echo", Winner: "local:local", Loser: "plugin:sample"}}, reg.Shadowed())
 
 	// The plugin's other tools resolve to it.
 	tool, ok = reg.Lookup(context.Background(), "add")

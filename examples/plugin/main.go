@@ -114,9 +114,10 @@ func host() error {
 	defer src.Close()
 
 	ctx := context.Background()
-	var reg toolloop.ToolRegistry
-	// A built-in tool of the same name wins over the plugin's, and the
-	// registry reports the shadowing.
+	// A tool of the host's own of the same name wins over the plugin's,
+	// because the registry is told to allow it, and it reports the
+	// shadowing (without AllowShadowing, AddSource would refuse the name).
+	reg := toolloop.ToolRegistry{AllowShadowing: true}
 	reg.MustRegister(toolloop.NewTool("pid", "The host's process ID.", func(context.Context, empty) (any, error) {
 		return fmt.Sprint(os.Getpid()), nil
 	}))
