@@ -41,6 +41,7 @@ func cutResult(r *toolloop.ToolResult, budget int) *toolloop.ToolResult {
 		c.Text = toolloop.TruncateText(c.Text, shares[i])
 	}
 	out.Meta.Truncated = true
+	out.Meta.Bytes = max(out.Meta.Bytes, total) // the loop keeps the larger size
 	return &out
 }
 

@@ -96,8 +96,8 @@ func ExampleNewSlog() {
 	// Output:
 	// level=INFO msg=run.start turn=0 messages=1
 	// level=INFO msg=model.response turn=1 stop_reason=tool_use input_tokens=0 output_tokens=0 tool_calls=2 tools="[read_file run_tests]"
-	// level=INFO msg=tool.execution_complete turn=1 call_id=c1 tool=read_file source=builtin source_name=local status=ok bytes=29 truncated=false
-	// level=WARN msg=tool.execution_complete turn=1 call_id=c2 tool=run_tests source=builtin source_name=local status=error error_kind=execution_failed bytes=41 truncated=false
+	// level=INFO msg=tool.execution_complete turn=1 call_id=c1 tool=read_file source=local source_name=local status=ok bytes=29 truncated=false
+	// level=WARN msg=tool.execution_complete turn=1 call_id=c2 tool=run_tests source=local source_name=local status=error error_kind=execution_failed bytes=41 truncated=false
 	// level=INFO msg=model.response turn=2 stop_reason=stop input_tokens=0 output_tokens=0 tool_calls=0
 	// level=INFO msg=run.end turn=2 stop_reason=stop input_tokens=0 output_tokens=0 cost_usd=0 tool_calls=2
 }

@@ -132,7 +132,7 @@ func TestPrinterEvents(t *testing.T) {
 		{"tool.execution_complete with no output", sink.PrinterOptions{}, []toolloop.Event{complete(&toolloop.ToolResult{Status: toolloop.StatusOK})},
 			"  ✓ read_file → (no output)\n"},
 		{"tool.execution_complete image", sink.PrinterOptions{}, []toolloop.Event{complete(image)},
-			"  ✓ read_file → [image image/png, 2.0 KB]\n"},
+			"  ✓ read_file → [image (image/png, 2048 bytes)]\n"},
 		{"tool.execution_complete slow", sink.PrinterOptions{}, []toolloop.Event{complete(slow)}, "  ✓ read_file (2.3s) → done\n"},
 		{"tool.execution_complete durations off", sink.PrinterOptions{SlowCall: -1}, []toolloop.Event{complete(slow)}, "  ✓ read_file → done\n"},
 		{"tool.execution_complete truncated", sink.PrinterOptions{}, []toolloop.Event{complete(truncated)},
