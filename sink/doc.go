@@ -3,14 +3,14 @@
 // transcript formatter.
 //
 // [NewPrinter] and [NewSlog] return a func(toolloop.Event): set one as
-// AgentLoop.OnEvent, combine several with toolloop.Tee, or call one with
-// each event of an iteration over a run. Both are safe for concurrent use,
+// AgentLoop.OnEvent, combine several with toolloop.MultiSink, or call one
+// with each event of a run's stream (AgentLoop.RunStream). Both are safe for concurrent use,
 // keep almost no state, and bound what they write per event.
 //
 //	loop := &toolloop.AgentLoop{
 //		Model: model,
 //		Tools: tools,
-//		OnEvent: toolloop.Tee(logger,
+//		OnEvent: toolloop.MultiSink(
 //			sink.NewPrinter(os.Stdout, nil),
 //			sink.NewSlog(logger, nil),
 //		),

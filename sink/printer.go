@@ -38,7 +38,7 @@ type PrinterOptions struct {
 }
 
 // NewPrinter returns an event sink that prints a run for a person at a
-// terminal: set it as AgentLoop.OnEvent, pass it to toolloop.Tee with
+// terminal: set it as AgentLoop.OnEvent, pass it to toolloop.MultiSink with
 // other sinks, or call it with each event of an iteration over a run.
 //
 // It writes the model's text as it streams (or, from a model that does not

@@ -48,7 +48,7 @@ type SlogOptions struct {
 // NewSlog returns an event sink that writes one [slog.Record] per event to
 // logger (nil means slog.Default()), with the event's time, its type as
 // the message, and flat attributes that log processors can index. Set it
-// as AgentLoop.OnEvent, or pass it to toolloop.Tee with other sinks.
+// as AgentLoop.OnEvent, or pass it to toolloop.MultiSink with other sinks.
 //
 // Every record has run_id and turn; records of tool events have call_id,
 // tool, source and source_name (when known). Then, by event:
