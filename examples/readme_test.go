@@ -98,16 +98,25 @@ func TestREADME(t *testing.T) {
 			if !isTest && strings.Contains(blk.code, "toolloop/providers/") {
 				return // needs a provider's API: built, not run
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin)
-			if isTest {
-				cmd.Args = append(cmd.Args, "-test.v")
+			run := func(args ...string) {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, bin, args...)
+				cmd.Dir = tmp // a test's testdata/ is made here
+				cmd.Env = offlineEnv()
+				cmd.Stdin = strings.NewReader("") // nobody at the terminal
+				out, err := cmd.CombinedOutput()
+				require.NoError(t, err, "README.md:%d fails when run with %q:\n%s", blk.line, args, out)
+				t.Logf("README.md:%d %q:\n%s", blk.line, args, out)
 			}
-			cmd.Dir = tmp // a test's testdata/ is made here
-			cmd.Env = offlineEnv()
-			out, err = cmd.CombinedOutput()
-			require.NoError(t, err, "README.md:%d fails when run:\n%s", blk.line, out)
+			if isTest && strings.Contains(blk.code, `flag.Bool("update"`) {
+				run("-test.v", "-update") // as the README says: go test -update once
+			}
+			if isTest {
+				run("-test.v")
+			} else {
+				run()
+			}
 		})
 	}
 }
