@@ -169,10 +169,13 @@ func (cr *callRun) flushProgressLocked(r *reports, now time.Time) {
 // closeReports sends what is pending (if send) and stops the reports: the
 // call is over. After it, reports are ignored and no timer is left.
 func (cr *callRun) closeReports(send bool) {
-	if !cr.rn.observed {
-		return
+	r := cr.rep.Load()
+	if r == nil {
+		if cr.rep.CompareAndSwap(nil, closedReports) {
+			return // the tool reported nothing
+		}
+		r = cr.rep.Load()
 	}
-	r := cr.reports()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {

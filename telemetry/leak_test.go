@@ -92,7 +92,7 @@ func TestNoSecretLeaks(t *testing.T) {
 				toolloop.EventPartialResult, toolloop.EventComplete, toolloop.EventRunEnd} {
 				assert.Contains(t, out.log, `"type":"`+string(typ)+`"`)
 			}
-			assert.Contains(t, out.slog, "an event sink panicked")
+			assert.Contains(t, out.slog, "event sink 3 of 3 panicked")
 			if content {
 				assert.Contains(t, out.spans, "gen_ai.tool.call.result=")
 				assert.Contains(t, out.spans, "[REDACTED:")
@@ -170,7 +170,7 @@ func runLeakyLoop(t *testing.T, docs []corpusDoc, recordContent bool) leakOutput
 	}
 	loop := &toolloop.AgentLoop{
 		Model: model, Tools: reg, Logger: logger, MaxIterations: len(replies) + 2,
-		OnEvent: toolloop.Tee(logger, w.Record, obs.Record, ui),
+		OnEvent: toolloop.MultiSink(w.Record, obs.Record, ui),
 		Hooks:   toolloop.Hooks{Middleware: []toolloop.Middleware{obs.Middleware}},
 	}
 	_, err = loop.Run(context.Background(), prompt)
