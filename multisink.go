@@ -24,7 +24,7 @@ func MultiSink(sinks ...func(Event)) func(Event) {
 			}
 		}
 		if failed >= 0 {
-			panic(fmt.Sprintf("toolloop: event sink %d of %d panicked (the other sinks got the event): %v", failed, len(sinks), first))
+			panic(fmt.Sprintf("toolloop: event sink %d of %d panicked (the other sinks got the event): %v", failed+1, len(sinks), first))
 		}
 	}
 }

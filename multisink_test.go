@@ -24,7 +24,8 @@ func TestMultiSink(t *testing.T) {
 		},
 		func(e toolloop.Event) { c = append(c, e.Type) },
 	)
-	assert.Panics(t, func() { sink(toolloop.Event{Type: toolloop.EventRunStart}) }, "the combined sink reports the panic")
+	assert.PanicsWithValue(t, "toolloop: event sink 3 of 4 panicked (the other sinks got the event): sink bug",
+		func() { sink(toolloop.Event{Type: toolloop.EventRunStart}) }, "the combined sink reports the panic, counting sinks from 1")
 	assert.NotPanics(t, func() { sink(toolloop.Event{Type: toolloop.EventRunEnd}) })
 	want := []toolloop.EventType{toolloop.EventRunStart, toolloop.EventRunEnd}
 	assert.Equal(t, want, a)
