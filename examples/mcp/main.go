@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"os"
@@ -46,12 +47,12 @@ func main() {
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(readme), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	if err := run(context.Background(), dir); err != nil {
+	if err := run(context.Background(), dir, os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, dir string) error {
+func run(ctx context.Context, dir string, stdout, stderr io.Writer) error {
 	// The MCP side, configured as a desktop agent would be.
 	self, err := os.Executable()
 	if err != nil {
@@ -69,7 +70,7 @@ func run(ctx context.Context, dir string) error {
 	}
 	// The servers' stderr and lifecycle, and the run's events, go to this
 	// logger on stderr, never to stdout.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
@@ -97,11 +98,11 @@ func run(ctx context.Context, dir string) error {
 	if err := servers.Register(ctx, &reg); err != nil {
 		return err
 	}
-	fmt.Println("tools the model sees:")
+	fmt.Fprintln(stdout, "tools the model sees:")
 	for _, s := range reg.Specs(ctx) {
-		fmt.Printf("  %s\n", s.Name)
+		fmt.Fprintf(stdout, "  %s\n", s.Name)
 	}
-	fmt.Println()
+	fmt.Fprintln(stdout)
 
 	loop := &toolloop.AgentLoop{
 		Model: script(),
@@ -109,7 +110,7 @@ func run(ctx context.Context, dir string) error {
 		OnEvent: toolloop.MultiSink(
 			// Verbose: each call as it starts and the server's progress
 			// notifications as they come, besides the line when it completes.
-			sink.NewPrinter(os.Stdout, &sink.PrinterOptions{Verbose: true}),
+			sink.NewPrinter(stdout, &sink.PrinterOptions{Verbose: true}),
 			// The log says where each call ran: source=mcp source_name=notes
 			// for the server's tools, source=builtin for the workspace's.
 			sink.NewSlog(logger, nil),

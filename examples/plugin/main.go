@@ -20,6 +20,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"os"
@@ -39,7 +40,7 @@ func main() {
 		servePlugin()
 		return
 	}
-	if err := host(); err != nil {
+	if err := host(os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -105,7 +106,7 @@ func (reindex) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResu
 
 // The host side.
 
-func host() error {
+func host(stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ func host() error {
 
 	ctx := context.Background()
 	// The log of completed calls, on stderr, without times.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
@@ -138,7 +139,7 @@ func host() error {
 		return err
 	}
 	for _, sh := range reg.Shadowed() {
-		fmt.Printf("shadowed: %s from %s, hidden by %s\n", sh.Name, sh.Loser, sh.Winner)
+		fmt.Fprintf(stdout, "shadowed: %s from %s, hidden by %s\n", sh.Name, sh.Loser, sh.Winner)
 	}
 
 	loop := &toolloop.AgentLoop{
@@ -164,7 +165,7 @@ func host() error {
 		OnEvent: toolloop.MultiSink(
 			// Verbose: each call as it starts, and its progress and partial
 			// output as they come, besides the line when it completes.
-			sink.NewPrinter(os.Stdout, &sink.PrinterOptions{Verbose: true}),
+			sink.NewPrinter(stdout, &sink.PrinterOptions{Verbose: true}),
 			// The log says where each call ran: source=plugin
 			// source_name=indexer for the plugin's tools.
 			sink.NewSlog(logger, nil),
@@ -176,6 +177,6 @@ func host() error {
 	if err := src.Close(); err != nil {
 		return err
 	}
-	fmt.Println("plugin closed")
+	fmt.Fprintln(stdout, "plugin closed")
 	return nil
 }

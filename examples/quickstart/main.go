@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -86,28 +87,34 @@ func script() toolloop.Model {
 }
 
 func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out io.Writer) error {
 	loop := &toolloop.AgentLoop{
 		Model: script(),
 		Tools: tools(),
 		// The run as it happens: the model's text, and one line per call
 		// when it completes, with its status and the start of its result.
-		OnEvent: sink.NewPrinter(os.Stdout, nil),
+		OnEvent: sink.NewPrinter(out, nil),
 	}
-	fmt.Println("== run")
-	res, err := loop.Run(context.Background(), []toolloop.Message{
+	fmt.Fprintln(out, "== run")
+	res, err := loop.Run(ctx, []toolloop.Message{
 		toolloop.SystemMessage("You answer ops questions from the runbook. Cite the note."),
 		toolloop.UserMessage("How do I roll back the API deploy?"),
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "run failed:", err)
-		os.Exit(1)
+		return err
 	}
 
-	fmt.Println("\n== transcript")
-	if err := sink.FormatTranscript(os.Stdout, res.Messages, nil); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	fmt.Fprintln(out, "\n== transcript")
+	if err := sink.FormatTranscript(out, res.Messages, nil); err != nil {
+		return err
 	}
-	fmt.Printf("\n== result\n%s\n(%d turns, %d tool calls, %d input + %d output tokens)\n",
+	_, err = fmt.Fprintf(out, "\n== result\n%s\n(%d turns, %d tool calls, %d input + %d output tokens)\n",
 		res.FinalText, res.Turns, len(res.Executions), res.Usage.InputTokens, res.Usage.OutputTokens)
+	return err
 }

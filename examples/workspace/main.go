@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"path/filepath"
@@ -35,12 +36,12 @@ func main() {
 	if err := os.WriteFile(filepath.Join(dir, "greet.sh"), []byte(program), 0o755); err != nil {
 		log.Fatal(err)
 	}
-	if err := run(context.Background(), dir); err != nil {
+	if err := run(context.Background(), dir, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, dir string) error {
+func run(ctx context.Context, dir string, out io.Writer) error {
 	ws, err := builtin.Workspace(dir, nil)
 	if err != nil {
 		return err
@@ -56,9 +57,9 @@ func run(ctx context.Context, dir string) error {
 		// The denylist stops honest mistakes; it is not a sandbox.
 		Guard: &builtin.CommandPolicy{},
 		// The model's text, and one line per call when it completes.
-		OnEvent: sink.NewPrinter(os.Stdout, nil),
+		OnEvent: sink.NewPrinter(out, nil),
 	}
-	fmt.Printf("workspace: %s\n\n", dir)
+	fmt.Fprintf(out, "workspace: %s\n\n", dir)
 	_, err = loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("greet.sh prints an empty name. Fix it.")})
 	return err
 }
