@@ -157,9 +157,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		toolloop.SystemMessage("You are a careful coding agent in a Go project. Use the tools to read, change and test its code. Make the smallest change that fixes the problem, then run go test ./... to check it."),
 		toolloop.UserMessage(task),
 	})
-	print := sink.NewPrinter(stdout, &sink.PrinterOptions{Verbose: *verbose, ArgumentBytes: 300}) // to read an edit before approving it
+	show := sink.NewPrinter(stdout, &sink.PrinterOptions{Verbose: *verbose, ArgumentBytes: 300}) // to read an edit before approving it
 	for e := range stream.Events() {
-		print(e)
+		show(e)
 	}
 	return stream.Result()
 }

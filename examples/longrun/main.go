@@ -85,10 +85,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // it: the transcript's edits and the budget's limit. The other events
 // (a line for each of the hundreds of calls) are left out.
 func printer(out io.Writer) func(toolloop.Event) {
-	print := sink.NewPrinter(out, nil)
+	show := sink.NewPrinter(out, nil)
 	return func(e toolloop.Event) {
 		if e.Type == toolloop.EventTranscriptEdited || e.Type == toolloop.EventLimit {
-			print(e)
+			show(e)
 		}
 	}
 }
