@@ -15,6 +15,7 @@ require (
 	github.com/toolloop/toolloop/temporal v0.0.0-00010101000000-000000000000
 	go.temporal.io/sdk v1.50.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/term v0.47.0
 )
 
 require (

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/sink"
 )
 
 func main() {
@@ -58,6 +59,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The run as it happens: the model's text, one line per call, the
+	// calls that wait for approval, the pause and the resumption.
+	loop.OnEvent = sink.NewPrinter(out, nil)
 	if *approve || *deny {
 		return resume(ctx, loop, *dir, *approve, *reason, out)
 	}
@@ -80,16 +84,9 @@ func start(ctx context.Context, loop *toolloop.AgentLoop, dir string, out io.Wri
 	}
 	res, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("Tidy up my notes: delete old.txt.")})
 	if !errors.Is(err, toolloop.ErrPaused) {
-		printResults(out, res)
 		return err
 	}
 	st := res.Paused
-	fmt.Fprintf(out, "assistant: %s\n", st.Messages[len(st.Messages)-1].Text())
-	for _, r := range st.Results {
-		if r != nil {
-			fmt.Fprintf(out, "%s: %s: %s\n", r.Name, r.Status, r.Text())
-		}
-	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -97,10 +94,6 @@ func start(ctx context.Context, loop *toolloop.AgentLoop, dir string, out io.Wri
 	path := filepath.Join(dir, stateFile)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return err
-	}
-	fmt.Fprintf(out, "paused: %d call(s) await approval\n", len(st.Pending))
-	for _, p := range st.Pending {
-		fmt.Fprintf(out, "  %s %s (%s)\n", p.Name, p.Arguments, p.Reason)
 	}
 	fmt.Fprintf(out, "saved the paused run to %s\nresume with -approve or -deny\n", path)
 	return nil
@@ -132,9 +125,7 @@ func resume(ctx context.Context, loop *toolloop.AgentLoop, dir string, approved 
 	if err := os.Remove(path); err != nil {
 		return err
 	}
-	res, err := loop.Resume(ctx, &st, decisions)
-	printResults(out, res)
-	if err != nil {
+	if _, err := loop.Resume(ctx, &st, decisions); err != nil {
 		return err
 	}
 	left, err := os.ReadDir(filepath.Join(dir, "notes"))
@@ -147,26 +138,6 @@ func resume(ctx context.Context, loop *toolloop.AgentLoop, dir string, approved 
 	}
 	fmt.Fprintf(out, "notes left: %s\n", strings.Join(names, ", "))
 	return nil
-}
-
-// printResults prints the results of the last turn with calls, and what
-// came after them.
-func printResults(out io.Writer, res *toolloop.RunResult) {
-	if res == nil {
-		return
-	}
-	msgs := res.Messages
-	i := len(msgs) - 1
-	for i >= 0 && (msgs[i].Role == toolloop.RoleTool || msgs[i].Role == toolloop.RoleAssistant && len(msgs[i].ToolCalls) == 0) {
-		i--
-	}
-	for _, m := range msgs[i+1:] {
-		if m.Result != nil {
-			fmt.Fprintf(out, "%s: %s: %s\n", m.Result.Name, m.Result.Status, m.Result.Text())
-		} else {
-			fmt.Fprintf(out, "assistant: %s\n", m.Text())
-		}
-	}
 }
 
 type noteArgs struct {

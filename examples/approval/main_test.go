@@ -20,16 +20,18 @@ func TestPauseAndResume(t *testing.T) {
 		wantNotes []string
 		wantText  string
 	}{
-		{flag: "-approve", wantNotes: []string{"todo.txt"}, wantText: "assistant: Deleted old.txt; todo.txt is still there.\n"},
-		{flag: "-deny", wantNotes: []string{"old.txt", "todo.txt"}, wantText: "assistant: You declined, so I left old.txt alone.\n"},
+		{flag: "-approve", wantNotes: []string{"todo.txt"}, wantText: "  ✓ delete_note name=old.txt → deleted old.txt\nDeleted old.txt; todo.txt is still there.\n"},
+		{flag: "-deny", wantNotes: []string{"old.txt", "todo.txt"}, wantText: "  ✗ delete_note name=old.txt → denied: denied by the approver: the user said no\nYou declined, so I left old.txt alone.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag, func(t *testing.T) {
 			dir := t.TempDir()
 			var out bytes.Buffer
 			require.NoError(t, run(context.Background(), []string{"-dir", dir}, &out))
-			assert.Contains(t, out.String(), "list_notes: ok: old.txt, todo.txt\n")
-			assert.Contains(t, out.String(), "paused: 1 call(s) await approval\n  delete_note {\"name\":\"old.txt\"} (it deletes a file)\n")
+			assert.Contains(t, out.String(), "  ✓ list_notes → old.txt, todo.txt\n")
+			assert.Contains(t, out.String(), "  ? delete_note name=old.txt → needs approval: it deletes a file [confirm-destructive]\n")
+			assert.Contains(t, out.String(), "  ? paused: 1 call await approval (delete_note)\n")
+			assert.NotContains(t, out.String(), "deleted old.txt", "nothing deleted before approval")
 			assert.FileExists(t, filepath.Join(dir, stateFile))
 			assert.FileExists(t, filepath.Join(dir, "notes", "old.txt"), "nothing deleted before approval")
 

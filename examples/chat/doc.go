@@ -1,5 +1,6 @@
 // Command chat talks to a model that can call two small tools, printing
-// the answer as it streams and each tool call as it runs.
+// the answer as it streams and a line for each tool call as it completes
+// (sink.NewPrinter).
 //
 //	go run ./examples/chat "What's the weather in Paris?"
 //	go run ./examples/chat -i            # a conversation, one line per turn
@@ -20,8 +21,8 @@
 // (OpenAI's reasoning effort, Anthropic's effort, Gemini 3's thinking
 // level) and -thinking gives it a budget in tokens (Anthropic's extended
 // thinking, Gemini's thinking budget); the reasoning the model shows
-// streams on lines marked (thinking), and goes back to it on the next
-// turn as its API requires:
+// streams dimmed, under a ┊ margin, and goes back to it on the next turn
+// as its API requires:
 //
 //	go run ./examples/chat -provider anthropic -thinking 2048
 //	go run ./examples/chat -provider responses -model gpt-5 -effort low

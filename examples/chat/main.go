@@ -15,6 +15,7 @@ import (
 	"github.com/toolloop/toolloop/providers/anthropic"
 	"github.com/toolloop/toolloop/providers/gemini"
 	"github.com/toolloop/toolloop/providers/openai"
+	"github.com/toolloop/toolloop/sink"
 )
 
 const defaultPrompt = "What's the weather in Paris and Tokyo? Give me Paris in Fahrenheit too."
@@ -79,7 +80,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	} else {
 		fmt.Fprintf(stderr, "Using %s.\n", name)
 	}
-	loop := &toolloop.AgentLoop{Model: model, Tools: tools(), MaxIterations: 8, OnEvent: printer(stdout)}
+	// The printer streams the answer and the model's reasoning (dimmed,
+	// under a ┊ margin), and prints one line per tool call.
+	loop := &toolloop.AgentLoop{Model: model, Tools: tools(), MaxIterations: 8, OnEvent: sink.NewPrinter(stdout, nil)}
 	msgs := []toolloop.Message{toolloop.SystemMessage(
 		"You are a helpful assistant. Use the tools for weather and conversions; say the weather is simulated.")}
 
@@ -88,7 +91,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		res, err := loop.Run(ctx, msgs)
 		if res != nil {
 			msgs = res.Messages
-			fmt.Fprintf(stdout, "\n[%s after %d turn(s)", res.StopReason, res.Turns)
+			fmt.Fprintf(stdout, "[%s after %d turn(s)", res.StopReason, res.Turns)
 			if u := res.Usage; u.InputTokens+u.OutputTokens > 0 {
 				fmt.Fprintf(stdout, "; %d tokens in, %d out", u.InputTokens, u.OutputTokens)
 				if u.ReasoningTokens > 0 {
@@ -175,72 +178,6 @@ func pickModel(o options, getenv func(string) string) (toolloop.Model, string, e
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
-	}
-	return s
-}
-
-// printer prints the answer as it streams, the model's reasoning (when
-// it shows any) on lines of its own, and each tool call. The loop calls it
-// one event at a time.
-func printer(w io.Writer) func(toolloop.Event) {
-	midLine, thinking := false, false
-	endLine := func() {
-		if midLine {
-			fmt.Fprintln(w)
-			midLine = false
-		}
-	}
-	return func(e toolloop.Event) {
-		if e.Type == toolloop.EventStart || e.Type == toolloop.EventComplete {
-			endLine()
-		}
-		if thinking && e.Type != toolloop.EventModelReasoningDelta {
-			endLine()
-			thinking = false
-		}
-		switch e.Type {
-		case toolloop.EventModelReasoningDelta:
-			if !thinking {
-				endLine()
-				fmt.Fprint(w, "  (thinking) ")
-				thinking = true
-			}
-			text := strings.ReplaceAll(e.Text, "\n", "\n  (thinking) ")
-			fmt.Fprint(w, text)
-			midLine = !strings.HasSuffix(e.Text, "\n")
-		case toolloop.EventModelDelta:
-			fmt.Fprint(w, e.Text)
-			midLine = !strings.HasSuffix(e.Text, "\n")
-		case toolloop.EventStart:
-			fmt.Fprintf(w, "  → %s %s\n", e.Tool, e.Arguments)
-		case toolloop.EventComplete:
-			if e.Result != nil {
-				status := "ok"
-				if e.Result.IsError() {
-					status = "error"
-				}
-				fmt.Fprintf(w, "  ← %s %s: %s\n", e.Tool, status, clip(resultText(e.Result), 120))
-			}
-		}
-	}
-}
-
-func resultText(r *toolloop.ToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		switch c.Type {
-		case toolloop.ContentText:
-			b.WriteString(c.Text)
-		case toolloop.ContentJSON:
-			b.Write(c.JSON)
-		}
-	}
-	return b.String()
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
 	}
 	return s
 }

@@ -31,7 +31,8 @@ func TestOfflineRun(t *testing.T) {
 	err := run(context.Background(), nil, strings.NewReader(""), &out, &errOut, env())
 	require.NoError(t, err)
 	assert.Contains(t, errOut.String(), "scripted model")
-	assert.Contains(t, out.String(), "→ get_weather")
+	assert.Contains(t, out.String(), "  ✓ get_weather city=Paris → {\"temp_c\":18,\"sky\":\"light rain\"}\n")
+	assert.Contains(t, out.String(), "  ✓ to_fahrenheit celsius=18 → 64.4°F\n")
 	assert.Contains(t, out.String(), "Paris: 18°C, light rain (64.4°F); Tokyo: 24°C, clear.")
 	assert.Contains(t, out.String(), "[stop after 3 turn(s)]")
 }
@@ -72,21 +73,21 @@ func TestPickModel(t *testing.T) {
 }
 
 // TestThinkingRun runs the scripted model with -thinking: its reasoning
-// streams on (thinking) lines before each answer, stays in the transcript
+// streams under a ┊ margin before each answer, stays in the transcript
 // as reasoning blocks, and never reaches the answer's text.
 func TestThinkingRun(t *testing.T) {
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"-thinking", "1024"}, strings.NewReader(""), &out, &errOut, env())
 	require.NoError(t, err)
 	got := out.String()
-	assert.Contains(t, got, "  (thinking) The cities are independent: ask for all 2 at once.\nLet me check.\n")
-	assert.Contains(t, got, "  (thinking) I have what I need; sum it up.\nHere is the (simulated) weather.")
+	assert.Contains(t, got, "┊ The cities are independent: ask for all 2 at once.\nLet me check.\n")
+	assert.Contains(t, got, "┊ I have what I need; sum it up.\nHere is the (simulated) weather.")
 	assert.Contains(t, got, "[stop after 3 turn(s)]")
 
 	// The same flags without them: no reasoning at all.
 	out.Reset()
 	require.NoError(t, run(context.Background(), nil, strings.NewReader(""), &out, &errOut, env()))
-	assert.NotContains(t, out.String(), "(thinking)")
+	assert.NotContains(t, out.String(), "┊")
 
 	_, _, err = pickModel(options{provider: "scripted", thinking: 1}, env())
 	require.NoError(t, err)

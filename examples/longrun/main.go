@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/sink"
 )
 
 // modelName is the scripted model's name in the loop's model table.
@@ -80,24 +81,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// printer prints the events that show a long run being kept alive.
+// printer prints what keeps a long run alive, as sink.NewPrinter shows
+// it: the transcript's edits and the budget's limit. The other events
+// (a line for each of the hundreds of calls) are left out.
 func printer(out io.Writer) func(toolloop.Event) {
+	show := sink.NewPrinter(out, nil)
 	return func(e toolloop.Event) {
-		switch e.Type {
-		case toolloop.EventTranscriptEdited:
-			ed := e.Edit
-			what := fmt.Sprintf("%d call(s)", len(ed.CallIDs))
-			if ed.Strategy == "wrap_up" {
-				what = "asks for a final answer"
-			}
-			fmt.Fprintf(out, "turn %3d  %-18s %-9s %s, ~%d -> ~%d tokens\n",
-				e.Turn, ed.Strategy, ed.Reason, what, ed.TokensBefore, ed.TokensAfter)
-		case toolloop.EventLimit:
-			fmt.Fprintf(out, "turn %3d  limit: %s (cost so far $%.4f)\n", e.Turn, e.Error, e.Accounting.Cost)
-		case toolloop.EventModelResponse:
-			if e.Turn%50 == 0 {
-				fmt.Fprintf(out, "turn %3d  ... %d input tokens this turn\n", e.Turn, e.Response.Usage.InputTokens)
-			}
+		if e.Type == toolloop.EventTranscriptEdited || e.Type == toolloop.EventLimit {
+			show(e)
 		}
 	}
 }

@@ -18,10 +18,11 @@ func TestLongRun(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), nil, &out))
 	s := out.String()
-	assert.Contains(t, s, "clear_tool_results threshold")
-	assert.Regexp(t, regexp.MustCompile(`compact +threshold \d+ call\(s\)`), s)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^  ~ context: clear_tool_results \(threshold\), ~\d+ → ~\d+ tokens, \d+ results cleared$`), s)
+	assert.Regexp(t, regexp.MustCompile(`(?m)^  ~ context: compact \(threshold\), ~\d+ → ~\d+ tokens`), s)
 	assert.Contains(t, s, "limit: toolloop: the run reached its tool-call limit: 150 calls of 150")
-	assert.Contains(t, s, "wrap_up")
+	assert.Contains(t, s, "  ~ context: wrap_up (tool-call limit: 150 calls of 150)")
+	assert.NotContains(t, s, "read_file", "the calls' lines are left out")
 	assert.Contains(t, s, "turns 151, tool calls 150,")
 	assert.Contains(t, s, "assistant: I reviewed 150 of 200 files")
 	assert.Contains(t, s, "ended on its budget: tool_calls")
@@ -35,5 +36,5 @@ func TestLongRunNoBudget(t *testing.T) {
 	s := out.String()
 	assert.Contains(t, s, "assistant: I reviewed 400 of 400 files")
 	assert.NotContains(t, s, "limit:")
-	assert.GreaterOrEqual(t, strings.Count(s, "compact "), 2, "a summary is summarized again")
+	assert.GreaterOrEqual(t, strings.Count(s, "context: compact "), 2, "a summary is summarized again")
 }

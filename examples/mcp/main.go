@@ -6,9 +6,10 @@
 // The MCP server is this same program started with the argument "serve"
 // (see server.go), configured in the "mcpServers" JSON shape that desktop
 // and editor agents use. Its tools reach the model as notes__search_notes
-// and notes__count_words; the run shows their provenance, the server's
-// progress notifications, an isError result, and the server's stderr
-// going to the logger rather than to our output.
+// and notes__count_words; the run shows the server's progress
+// notifications and an isError result (a verbose sink.NewPrinter on
+// stdout), and the log on stderr (sink.NewSlog) each call's provenance
+// and the server's own stderr, which never reaches our output.
 //
 //	go run ./examples/mcp
 package main
@@ -17,15 +18,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/builtin"
+	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/mcp"
+	"github.com/toolloop/toolloop/sink"
 )
 
 func main() {
@@ -44,12 +47,12 @@ func main() {
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(readme), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	if err := run(context.Background(), dir); err != nil {
+	if err := run(context.Background(), dir, os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, dir string) error {
+func run(ctx context.Context, dir string, stdout, stderr io.Writer) error {
 	// The MCP side, configured as a desktop agent would be.
 	self, err := os.Executable()
 	if err != nil {
@@ -65,8 +68,9 @@ func run(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	// The servers' stderr and lifecycle go to this logger, never to stdout.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
+	// The servers' stderr and lifecycle, and the run's events, go to this
+	// logger on stderr, never to stdout.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
@@ -94,100 +98,41 @@ func run(ctx context.Context, dir string) error {
 	if err := servers.Register(ctx, &reg); err != nil {
 		return err
 	}
-	fmt.Println("tools the model sees:")
+	fmt.Fprintln(stdout, "tools the model sees:")
 	for _, s := range reg.Specs(ctx) {
-		fmt.Printf("  %s\n", s.Name)
+		fmt.Fprintf(stdout, "  %s\n", s.Name)
 	}
-	fmt.Println()
+	fmt.Fprintln(stdout)
 
-	loop := &toolloop.AgentLoop{Model: scriptedModel(), Tools: &reg, OnEvent: show}
-	res, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("When do we ship, and what is on the release checklist?")})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\n%d turns, %d tool calls\n", res.Turns, len(res.Executions))
-	return nil
-}
-
-// show prints the run as it happens, with each call's provenance.
-func show(e toolloop.Event) {
-	switch e.Type {
-	case toolloop.EventModelResponse:
-		m := e.Response.Message
-		for _, c := range m.ToolCalls {
-			fmt.Printf("model -> %s %s\n", c.Name, c.Arguments)
-		}
-		if t := m.Text(); t != "" {
-			fmt.Printf("model: %s\n", t)
-		}
-	case toolloop.EventProgress:
-		fmt.Printf("   .. [%s:%s] %s: %s (%g/%g)\n", e.Source, e.SourceName, e.Tool, e.Progress.Message, e.Progress.Done, e.Progress.Total)
-	case toolloop.EventComplete:
-		r := e.Result
-		status := string(r.Status)
-		if r.Error != nil {
-			status += " (" + string(r.Error.Kind) + ")"
-		}
-		fmt.Printf("   <- [%s:%s] %s %s:\n%s\n", r.Meta.Source, r.Meta.SourceName, r.Name, status, indent(describe(r)))
-	}
-}
-
-// describe renders a result's content for the terminal.
-func describe(r *toolloop.ToolResult) string {
-	var parts []string
-	for _, c := range r.Content {
-		switch c.Type {
-		case toolloop.ContentText:
-			parts = append(parts, c.Text)
-		case toolloop.ContentJSON:
-			parts = append(parts, "json: "+string(c.JSON))
-		default:
-			parts = append(parts, fmt.Sprintf("[%s %s]", c.Type, c.MIMEType))
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// scriptedModel answers each turn with the next canned response, the way
-// looptest's scripted model does in tests.
-func scriptedModel() toolloop.Model {
-	turns := []*toolloop.Response{
-		calls(
-			call("c1", "list_directory", map[string]any{"path": "."}),
-			call("c2", "notes__search_notes", map[string]any{"query": "deploy freeze"}),
+	loop := &toolloop.AgentLoop{
+		Model: script(),
+		Tools: &reg,
+		OnEvent: toolloop.MultiSink(
+			// Verbose: each call as it starts and the server's progress
+			// notifications as they come, besides the line when it completes.
+			sink.NewPrinter(stdout, &sink.PrinterOptions{Verbose: true}),
+			// The log says where each call ran: source=mcp source_name=notes
+			// for the server's tools, source=builtin for the workspace's.
+			sink.NewSlog(logger, nil),
 		),
-		calls(
-			call("c3", "read_file", map[string]any{"path": "README.md"}),
-			call("c4", "notes__search_notes", map[string]any{"query": "release"}),
+	}
+	_, err = loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("When do we ship, and what is on the release checklist?")})
+	return err
+}
+
+// script is what a model might answer, turn by turn.
+func script() toolloop.Model {
+	return looptest.Script(
+		looptest.Calls(
+			looptest.Call("c1", "list_directory", `{"path":"."}`),
+			looptest.Call("c2", "notes__search_notes", `{"query":"deploy freeze"}`),
 		),
-		calls(call("c5", "notes__count_words", map[string]any{
-			"text": "Before a release: run the tests,\nupdate CHANGELOG.md,\ntag the commit,\nannounce it.",
-		})),
-		{Message: toolloop.Message{Content: []toolloop.Content{toolloop.TextContent(
-			"We ship on Fridays. The checklist (13 words): run the tests, update CHANGELOG.md, tag the commit, announce it.")}}},
-	}
-	n := 0
-	return toolloop.ModelFunc(func(ctx context.Context, req *toolloop.Request) (*toolloop.Response, error) {
-		if n == len(turns) {
-			return nil, fmt.Errorf("the script has only %d turns", len(turns))
-		}
-		n++
-		return turns[n-1], nil
-	})
-}
-
-func calls(cs ...toolloop.ToolCall) *toolloop.Response {
-	return &toolloop.Response{Message: toolloop.Message{ToolCalls: cs}}
-}
-
-func call(id, name string, args any) toolloop.ToolCall {
-	b, err := json.Marshal(args)
-	if err != nil {
-		panic(err)
-	}
-	return toolloop.ToolCall{ID: id, Name: name, Arguments: b}
-}
-
-func indent(s string) string {
-	return "      " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n      ")
+		looptest.Calls(
+			looptest.Call("c3", "read_file", `{"path":"README.md"}`),
+			looptest.Call("c4", "notes__search_notes", `{"query":"release"}`),
+		),
+		looptest.Calls(looptest.Call("c5", "notes__count_words",
+			`{"text":"Before a release: run the tests,\nupdate CHANGELOG.md,\ntag the commit,\nannounce it."}`)),
+		looptest.Text("We ship on Fridays. The checklist (13 words): run the tests, update CHANGELOG.md, tag the commit, announce it."),
+	)
 }

@@ -12,13 +12,17 @@
 // output (arriving as the same events a built-in tool's would, with the
 // plugin's name), a guard that denies a plugin call, a plugin that crashes
 // mid-call (the call fails at once) and is started again for the next
-// call, and Close stopping the process.
+// call, and Close stopping the process. A verbose sink.NewPrinter shows
+// every event on stdout, and sink.NewSlog logs each one on stderr, where
+// source=plugin source_name=indexer says where a call ran.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -26,6 +30,7 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/plugin"
+	"github.com/toolloop/toolloop/sink"
 )
 
 const pluginEnv = "TOOLLOOP_EXAMPLE_PLUGIN"
@@ -35,7 +40,7 @@ func main() {
 		servePlugin()
 		return
 	}
-	if err := host(); err != nil {
+	if err := host(os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -93,7 +98,7 @@ func (reindex) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResu
 			return nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
-		call.ReportPartial(fmt.Sprintf("indexed file%d.go", i))
+		call.ReportPartial(fmt.Sprintf("indexed file%d.go\n", i))
 		call.ReportProgress(toolloop.Progress{Message: "reindexing", Done: float64(i), Total: float64(in.Files)})
 	}
 	return toolloop.TextResult(fmt.Sprintf("reindexed %d files", in.Files)), nil
@@ -101,7 +106,7 @@ func (reindex) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResu
 
 // The host side.
 
-func host() error {
+func host(stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -114,6 +119,15 @@ func host() error {
 	defer src.Close()
 
 	ctx := context.Background()
+	// The log of completed calls, on stderr, without times.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
 	// A tool of the host's own of the same name wins over the plugin's,
 	// because the registry is told to allow it, and it reports the
 	// shadowing (without AllowShadowing, AddSource would refuse the name).
@@ -125,7 +139,7 @@ func host() error {
 		return err
 	}
 	for _, sh := range reg.Shadowed() {
-		fmt.Printf("shadowed: %s from %s, hidden by %s\n", sh.Name, sh.Loser, sh.Winner)
+		fmt.Fprintf(stdout, "shadowed: %s from %s, hidden by %s\n", sh.Name, sh.Loser, sh.Winner)
 	}
 
 	loop := &toolloop.AgentLoop{
@@ -148,51 +162,21 @@ func host() error {
 			return toolloop.Verdict{Decision: toolloop.Allow}
 		}),
 		MaxConcurrency: 1, // one call at a time, so the output reads in order
-		OnEvent:        printEvent,
+		OnEvent: toolloop.MultiSink(
+			// Verbose: each call as it starts, and its progress and partial
+			// output as they come, besides the line when it completes.
+			sink.NewPrinter(stdout, &sink.PrinterOptions{Verbose: true}),
+			// The log says where each call ran: source=plugin
+			// source_name=indexer for the plugin's tools.
+			sink.NewSlog(logger, nil),
+		),
 	}
-	res, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("Refresh the index.")})
-	if err != nil {
+	if _, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("Refresh the index.")}); err != nil {
 		return err
 	}
-	fmt.Println("\nresults:")
-	for _, m := range res.Messages {
-		if r := m.Result; r != nil {
-			status := string(r.Status)
-			if r.Error != nil {
-				status += " (" + string(r.Error.Kind) + ")"
-			}
-			fmt.Printf("  %s %-10s %-24s %s\n", r.CallID, r.Name, status, firstLine(r.Text()))
-		}
-	}
-	fmt.Println("model:", res.FinalText)
 	if err := src.Close(); err != nil {
 		return err
 	}
-	fmt.Println("plugin closed")
+	fmt.Fprintln(stdout, "plugin closed")
 	return nil
-}
-
-func printEvent(e toolloop.Event) {
-	switch e.Type {
-	case toolloop.EventStart:
-		fmt.Printf("%s start    %s\n", e.CallID, e.Tool)
-	case toolloop.EventProgress:
-		fmt.Printf("%s progress %s/%s: %s %v/%v\n", e.CallID, e.Source, e.SourceName, e.Progress.Message, e.Progress.Done, e.Progress.Total)
-	case toolloop.EventPartialResult:
-		fmt.Printf("%s partial  %s/%s: %s\n", e.CallID, e.Source, e.SourceName, e.Text)
-	case toolloop.EventGuardVerdict:
-		if e.Verdict.Decision != toolloop.Allow {
-			fmt.Printf("%s guard    %s: %s\n", e.CallID, e.Verdict.Decision, e.Verdict.Reason)
-		}
-	case toolloop.EventComplete:
-		fmt.Printf("%s complete %s (%s/%s)\n", e.CallID, e.Result.Status, e.Result.Meta.Source, e.Result.Meta.SourceName)
-	}
-}
-
-func firstLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 90 {
-		s = s[:87] + "..."
-	}
-	return s
 }

@@ -1,22 +1,23 @@
 // Command quickstart runs toolloop offline: a scripted model (no API key)
 // drives three real tools through the whole pipeline, including two calls
-// in parallel and a call with bad arguments that the model then corrects,
-// and prints the transcript and the event log.
+// in parallel and a call with bad arguments that the model then corrects.
+// It prints the run as it happens (sink.NewPrinter), then the transcript
+// (sink.FormatTranscript).
 //
 //	go run ./examples/quickstart
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/sink"
 )
 
 // A small runbook the tools search.
@@ -86,79 +87,34 @@ func script() toolloop.Model {
 }
 
 func main() {
-	var events []toolloop.Event
-	loop := &toolloop.AgentLoop{
-		Model:   script(),
-		Tools:   tools(),
-		OnEvent: func(e toolloop.Event) { events = append(events, e) },
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
 	}
-	res, err := loop.Run(context.Background(), []toolloop.Message{
+}
+
+func run(ctx context.Context, out io.Writer) error {
+	loop := &toolloop.AgentLoop{
+		Model: script(),
+		Tools: tools(),
+		// The run as it happens: the model's text, and one line per call
+		// when it completes, with its status and the start of its result.
+		OnEvent: sink.NewPrinter(out, nil),
+	}
+	fmt.Fprintln(out, "== run")
+	res, err := loop.Run(ctx, []toolloop.Message{
 		toolloop.SystemMessage("You answer ops questions from the runbook. Cite the note."),
 		toolloop.UserMessage("How do I roll back the API deploy?"),
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "run failed:", err)
-		os.Exit(1)
+		return err
 	}
 
-	fmt.Println("== transcript")
-	for _, m := range res.Messages {
-		printMessage(m)
+	fmt.Fprintln(out, "\n== transcript")
+	if err := sink.FormatTranscript(out, res.Messages, nil); err != nil {
+		return err
 	}
-	fmt.Println("\n== events")
-	start := events[0].Time
-	for _, e := range events {
-		printEvent(e, start)
-	}
-	fmt.Printf("\n== result\n%s\n(%d turns, %d tool calls, %d input + %d output tokens)\n",
+	_, err = fmt.Fprintf(out, "\n== result\n%s\n(%d turns, %d tool calls, %d input + %d output tokens)\n",
 		res.FinalText, res.Turns, len(res.Executions), res.Usage.InputTokens, res.Usage.OutputTokens)
-}
-
-func printMessage(m toolloop.Message) {
-	switch {
-	case m.Result != nil:
-		r := m.Result
-		status := "ok"
-		if r.IsError() {
-			status = "error: " + string(r.Error.Kind)
-		}
-		fmt.Printf("tool      %s %s [%s]\n", r.CallID, r.Name, status)
-		for _, c := range r.Content {
-			text := c.Text
-			if c.Type == toolloop.ContentJSON {
-				text = string(c.JSON)
-			}
-			fmt.Printf("          %s\n", indent(text))
-		}
-	case len(m.ToolCalls) > 0:
-		for _, c := range m.ToolCalls {
-			fmt.Printf("assistant calls %s %s %s\n", c.ID, c.Name, c.Arguments)
-		}
-	default:
-		fmt.Printf("%-9s %s\n", m.Role, indent(m.Text()))
-	}
-}
-
-func printEvent(e toolloop.Event, start time.Time) {
-	at := e.Time.Sub(start).Round(10 * time.Microsecond)
-	line := fmt.Sprintf("%8v  turn %d  %-26s", at, e.Turn, e.Type)
-	if e.CallID != "" {
-		line += fmt.Sprintf(" %s %s", e.CallID, e.Tool)
-	}
-	switch {
-	case e.Result != nil && e.Result.IsError():
-		line += " -> " + string(e.Result.Error.Kind)
-	case e.Result != nil:
-		line += fmt.Sprintf(" -> ok (%d bytes)", e.Result.Meta.Bytes)
-	case e.Type == toolloop.EventStart:
-		args, _ := json.Marshal(e.Arguments)
-		line += " " + string(args)
-	case e.Response != nil:
-		line += fmt.Sprintf(" stop=%s", e.Response.StopReason)
-	}
-	fmt.Println(strings.TrimRight(line, " "))
-}
-
-func indent(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n          ")
+	return err
 }

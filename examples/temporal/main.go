@@ -21,7 +21,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/sink"
 	"github.com/toolloop/toolloop/temporal"
 )
 
@@ -102,8 +102,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(out, "\n== transcript")
-	for _, m := range res.Messages {
-		printMessage(out, m)
+	if err := sink.FormatTranscript(out, res.Messages, nil); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "\n== %s after %d turns, %d tool calls, %d input + %d output tokens\n",
 		res.StopReason, res.Turns, len(res.Executions), res.Usage.InputTokens, res.Usage.OutputTokens)
@@ -211,25 +211,6 @@ func withUsage(r *toolloop.Response, in, out int64) *toolloop.Response {
 	r.Usage = toolloop.Usage{InputTokens: in, OutputTokens: out}
 	r.Model = "scripted"
 	return r
-}
-
-func printMessage(out io.Writer, m toolloop.Message) {
-	switch {
-	case m.Result != nil:
-		fmt.Fprintf(out, "  %s: %s: %s\n", m.Result.Name, m.Result.Status, oneLine(m.Result.Text()))
-	case len(m.ToolCalls) > 0:
-		calls := make([]string, len(m.ToolCalls))
-		for i, tc := range m.ToolCalls {
-			calls[i] = tc.Name + " " + string(tc.Arguments)
-		}
-		fmt.Fprintf(out, "%s: → %s\n", m.Role, strings.Join(calls, " | "))
-	default:
-		fmt.Fprintf(out, "%s: %s\n", m.Role, m.Text())
-	}
-}
-
-func oneLine(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " / ")
 }
 
 func quiet() tlog.Logger {

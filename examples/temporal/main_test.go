@@ -32,14 +32,14 @@ func TestRun(t *testing.T) {
 	}{
 		{want: []string{
 			"[you] approved\n",
-			"assistant: → read_changelog {} | run_tests {}\n",
-			"  run_tests: ok: 5 packages passed\n",
-			"  tag_release: ok: tagged v1.2.0\n",
+			"  → read_changelog [call_1] {}\n  → run_tests [call_2] {}\n",
+			"tool run_tests [call_2]: ok\n  5 packages passed\n",
+			"tool tag_release [call_3]: ok\n  tagged v1.2.0\n",
 			"== stop after 3 turns, 3 tool calls, 1190 input + 98 output tokens\n",
 		}},
 		{flags: []string{"-deny"}, want: []string{
 			"[you] denied: not this week\n",
-			"  tag_release: error: denied by the approver: not this week\n",
+			"tool tag_release [call_3]: error (denied)\n  denied by the approver: not this week\n",
 		}},
 	}
 	for _, tt := range tests {
