@@ -113,13 +113,18 @@
 //
 // Programs installed under a home folder (~/.cargo, ~/.pyenv, ~/go) cannot
 // be read, so cannot run, unless [Sandbox.Readable] lists them; a build
-// cache they write to goes in [Sandbox.Writable]. For Go, for example:
+// cache they write to goes in [Sandbox.Writable]. Never make writable a
+// cache that programs outside the sandbox trust: Go, for one, does not
+// check its build cache's entries when it reads them, so a command could
+// plant compiled code there that your own builds would later link,
+// escaping the sandbox. Give the agent a cache of its own. For Go, for
+// example:
 //
 //	Shell: builtin.ShellOptions{
-//		Env: []string{"GOMODCACHE=/home/me/go/pkg/mod", "GOCACHE=/home/me/.cache/go-build"},
+//		Env: []string{"GOMODCACHE=/home/me/go/pkg/mod", "GOCACHE=/home/me/.cache/agent-go-build", "GOPROXY=off"},
 //		Sandbox: builtin.Sandbox{
-//			Readable: []string{"~/go/pkg/mod"},
-//			Writable: []string{"~/.cache/go-build"},
+//			Readable: []string{"~/go/pkg/mod"},              // read-only: the module cache is checked against go.sum
+//			Writable: []string{"~/.cache/agent-go-build"}, // the agent's own build cache, not yours
 //		},
 //	}
 //
