@@ -64,7 +64,7 @@ func ExampleNewPrinter() {
 	//   ✗ run_tests → execution_failed: exit status 1
 	//         --- FAIL: TestParse (0.00s)
 	//   ? delete_file path=main_test.go → needs approval: deletes a file [ask-delete]
-	//   ✗ delete_file path=main_test.go → denied: denied by the approver: not now
+	//   ✗ delete_file path=main_test.go → denied by the approver: not now
 	// The tests fail in TestParse; I did not delete anything.
 	// error: <nil>
 }

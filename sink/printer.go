@@ -202,12 +202,9 @@ func (p *printer) print(e toolloop.Event) {
 		}
 	case toolloop.EventPartialResult:
 		if p.o.Verbose {
-			line, _ := firstLine(e.Text)
-			line, cut := clip(line, p.o.ResultBytes)
-			if cut > 0 {
-				line += "…"
-			}
-			p.callLine(markStart, sgrDim, e.Tool, "", "", "│ "+line)
+			// A partial event may join several reports (the loop's rate
+			// limit): show its first lines and count the others.
+			p.partial(e)
 		}
 	case toolloop.EventComplete:
 		p.complete(v, e)
@@ -330,11 +327,50 @@ func (p *printer) message(mark, sgr, what, msg string) {
 
 // body writes msg after what is already on the line: its first line after
 // ": ", the rest indented, all within ErrorBytes, and ends the line.
-func (p *printer) body(sgr, msg string) {
+// partialLines is how many lines of one partial-output event the
+// verbose printer shows.
+const partialLines = 5
+
+// partial prints the first lines of a partial-output event, and how many
+// it left out.
+func (p *printer) partial(e toolloop.Event) {
+	text := e.Text
+	if len(text) > lineScan {
+		text = text[:lineScan]
+	}
+	shown, left := 0, 0
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if shown == partialLines {
+			left++
+			continue
+		}
+		shown++
+		clipped, cut := clip(line, p.o.ResultBytes)
+		if cut > 0 {
+			clipped += "…"
+		}
+		p.callLine(markStart, sgrDim, e.Tool, "", "", "│ "+clipped)
+	}
+	switch {
+	case len(e.Text) > lineScan:
+		p.callLine(markStart, sgrDim, e.Tool, "", "", "│ … ("+sizeOf(len(e.Text))+" in all)")
+	case left > 0:
+		p.callLine(markStart, sgrDim, e.Tool, "", "", "│ … (+"+strconv.Itoa(left)+" lines)")
+	}
+}
+
+func (p *printer) body(sgr, msg string) { p.bodyAfter(": ", sgr, msg) }
+
+// bodyAfter is body with sep, not ": ", before the message.
+func (p *printer) bodyAfter(sep, sgr, msg string) {
 	msg, cut := clip(strings.TrimSpace(msg), p.o.ErrorBytes)
 	first, rest, _ := strings.Cut(msg, "\n")
 	if first != "" {
-		p.buf = append(p.buf, ": "...)
+		p.buf = append(p.buf, sep...)
 		p.buf = p.c.add(p.buf, sgr, first)
 	}
 	p.buf = append(p.buf, '\n')
@@ -408,7 +444,12 @@ func (p *printer) complete(v *runView, e toolloop.Event) {
 	p.callHead(markFailed, sgrRed, tool, args, dur)
 	p.buf = append(p.buf, " → "...)
 	p.buf = p.c.add(p.buf, sgrRed, kind)
-	p.body("", msg)
+	if rest, ok := strings.CutPrefix(msg, kind+" "); ok {
+		// "denied by policy: ..." says its kind itself: print it once.
+		p.bodyAfter(" ", "", rest)
+	} else {
+		p.body("", msg)
+	}
 	if p.o.Verbose && e.Stack != "" {
 		p.buf = append(p.buf, markGap...)
 		p.buf = p.c.add(p.buf, sgrDim, "stack")

@@ -105,7 +105,7 @@ func TestPrinterEvents(t *testing.T) {
 			"  ~ read_file path=/etc/passwd → arguments changed by policy: kept inside the workspace [jail]\n"},
 		{"guard.verdict deny shows on the call's line", sink.PrinterOptions{}, []toolloop.Event{
 			start(`{"path":".env"}`), verdict(toolloop.Deny, "secrets", "no-env"), complete(failed(toolloop.KindDenied, "denied by policy: secrets"))},
-			"  ✗ read_file path=.env → denied: denied by policy: secrets\n"},
+			"  ✗ read_file path=.env → denied by policy: secrets\n"},
 		{"guard.verdict deny verbose", verbose, []toolloop.Event{verdict(toolloop.Deny, "secrets", "no-env")},
 			"  ✗ read_file → denied by policy: secrets [no-env]\n"},
 		{"guard.verdict ask waits for permission.requested", sink.PrinterOptions{}, []toolloop.Event{verdict(toolloop.Ask, "x", "y")}, ""},
@@ -126,7 +126,9 @@ func TestPrinterEvents(t *testing.T) {
 			"  … read_file → 3/10 files\n  … read_file → warming up\n"},
 		{"tool.execution_partial_result is quiet", sink.PrinterOptions{}, []toolloop.Event{partial("building...\n")}, ""},
 		{"tool.execution_partial_result verbose", verbose, []toolloop.Event{partial("\nbuilding...\nmore")},
-			"  … read_file → │ building...\n"},
+			"  … read_file → │ building...\n  … read_file → │ more\n"},
+		{"tool.execution_partial_result joined", verbose, []toolloop.Event{partial("1\n2\n3\n4\n5\n6\n7\n")},
+			"  … read_file → │ 1\n  … read_file → │ 2\n  … read_file → │ 3\n  … read_file → │ 4\n  … read_file → │ 5\n  … read_file → │ … (+2 lines)\n"},
 		{"tool.execution_complete ok", sink.PrinterOptions{}, []toolloop.Event{start(`{"path":"main.go"}`), complete(toolloop.TextResult("package main\n\nfunc main() {}\n"))},
 			"  ✓ read_file path=main.go → package main … (+2 lines)\n"},
 		{"tool.execution_complete with no output", sink.PrinterOptions{}, []toolloop.Event{complete(&toolloop.ToolResult{Status: toolloop.StatusOK})},
@@ -183,6 +185,7 @@ func TestPrinterArgumentSummaries(t *testing.T) {
 		{`{"path":"a b.go","n":3,"deep":{"x":[1, 2]},"ok":true}`, `  ✓ read_file path="a b.go" n=3 deep={"x":[1,2]} ok=true → ok` + "\n"},
 		{`{"cmd":"echo \"hi\"\nrm -rf /"}`, `  ✓ read_file cmd="echo \"hi\"\nrm -rf /" → ok` + "\n"},
 		{`["a","b"]`, `  ✓ read_file ["a","b"] → ok` + "\n"},
+		{`{"id":"2","n":2,"b":"true"}`, `  ✓ read_file id="2" n=2 b="true" → ok` + "\n"}, // a string never reads as a number
 		{`"not json {"`, `  ✓ read_file "not json {" → ok` + "\n"},
 	}
 	for _, c := range cases {
@@ -340,7 +343,7 @@ func TestPrinterLoop(t *testing.T) {
 	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("clean up")})
 	require.NoError(t, err)
 	assert.Equal(t, "  ✓ read_file path=a.go → contents of a.go\n"+
-		"  ✗ rm path=/ → denied: denied by policy: not the root\n"+
+		"  ✗ rm path=/ → denied by policy: not the root\n"+
 		"  ? rm path=tmp → needs approval: removes files [ask-rm]\n"+
 		"  ✓ rm path=tmp → approved\n"+
 		"  ✓ rm path=tmp → removed\n"+

@@ -316,9 +316,13 @@ func jsonValue(dst []byte, v json.RawMessage, max int) []byte {
 }
 
 // plainWord reports whether s reads unambiguously without quotes: a
-// path, a name, a number.
+// path, a name. A string that reads as a JSON number, boolean or null is
+// quoted, so "2" and 2 print differently.
 func plainWord(s string) bool {
 	if s == "" || s == "true" || s == "false" || s == "null" {
+		return false
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
 		return false
 	}
 	for _, r := range s {

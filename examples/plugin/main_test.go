@@ -33,7 +33,7 @@ func TestHost(t *testing.T) {
 		"  ✓ word_count text=\"plugins run in their own process\" → 6 words\n",
 		"  ✓ reindex files=3 → reindexed 3 files\n",
 		"  ✗ reindex files=50 → invalid_args: ",
-		"  ✗ word_count text=\"rm -rf /\" → denied: ",
+		"  ✗ word_count text=\"rm -rf /\" → denied by policy: ",
 		"  ✗ crash → execution_failed: plugin \"indexer\" stopped while crash ran",
 		"  ✓ word_count text=\"back again\" → 2 words\n",
 		"Done: the index is fresh.\n",

@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 	for _, want := range []string{
 		"  ✓ search_notes query=deploy → {\"notes\":[1,2],\"query\":\"deploy\"}\n",
 		"  ✓ search_notes query=rollback → {\"notes\":[2],\"query\":\"rollback\"}\n",
-		"  ✗ read_note id=2 → invalid_args: arguments for read_note do not match its input schema:\n",
+		"  ✗ read_note id=\"2\" → invalid_args: arguments for read_note do not match its input schema:\n",
 		"  ✓ read_note id=2 → Rollback: `kubectl rollout undo deploy/api`; tell #ops before you do.\n",
 		"== transcript\n",
 		"  → read_note [call_3] {\"id\":\"2\"}\n",
@@ -30,6 +30,6 @@ func TestRun(t *testing.T) {
 	} {
 		assert.Contains(t, got, want)
 	}
-	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("read_note id=2 → invalid_args")), "one line for the rejected call")
+	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("read_note id=\"2\" → invalid_args")), "one line for the rejected call")
 	assert.NotContains(t, got, "tool.execution_start")
 }

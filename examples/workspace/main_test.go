@@ -32,7 +32,7 @@ func TestRun(t *testing.T) {
 		"  ✓ edit_file path=greet.sh ",
 		"  ✓ exec_shell command=\"./greet.sh && ./greet.sh Go\" → Hello, world! …",
 		"  ✗ read_file path=../../etc/passwd → denied: ",
-		"  ✗ exec_shell command=\"sudo rm -rf /\" → denied: ",
+		"  ✗ exec_shell command=\"sudo rm -rf /\" → denied by policy: ",
 		"Fixed the misspelled variable in greet.sh",
 	} {
 		assert.Contains(t, got, want)
