@@ -11,6 +11,27 @@ package toolloop
 // round-trips.
 const MaxJSONDepth = 1000
 
+// jsonString follows a byte-by-byte scan of JSON text in and out of its
+// strings, escapes included, for the scans that look only at the structure.
+type jsonString struct{ in, esc bool }
+
+// holds reports whether c, the next byte of the scan, belongs to a string,
+// its quotes included.
+func (s *jsonString) holds(c byte) bool {
+	switch {
+	case !s.in:
+		s.in = c == '"'
+		return s.in
+	case s.esc:
+		s.esc = false
+	case c == '\\':
+		s.esc = true
+	case c == '"':
+		s.in = false
+	}
+	return true
+}
+
 // tooDeep reports whether the JSON in b nests deeper than MaxJSONDepth. It
 // only counts brackets outside strings: b need not be valid.
 func tooDeep(b []byte) bool {
@@ -18,22 +39,12 @@ func tooDeep(b []byte) bool {
 		return false // each level costs two brackets
 	}
 	depth := 0
-	inStr, esc := false, false
+	var str jsonString
 	for _, c := range b {
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
+		if str.holds(c) {
 			continue
 		}
 		switch c {
-		case '"':
-			inStr = true
 		case '[', '{':
 			if depth++; depth > MaxJSONDepth {
 				return true

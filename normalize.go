@@ -72,25 +72,10 @@ func isWord(b []byte) bool {
 func stripTrailingCommas(b []byte) ([]byte, int) {
 	var out []byte
 	n := 0
-	inStr, esc := false, false
+	var str jsonString
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		if c == '"' {
-			inStr = true
-			continue
-		}
-		if c != ',' {
+		if str.holds(c) || c != ',' {
 			continue
 		}
 		j := i + 1

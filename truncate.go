@@ -117,10 +117,22 @@ func contentBytes(cs []Content) int {
 	return n
 }
 
-// truncateContent fits the text and JSON blocks of cs into budget bytes in
-// all. Blocks smaller than their fair share keep everything; the rest split
-// what is left. It returns cs itself when nothing had to change. Text is
-// made valid UTF-8 on the way.
+// TruncateContent fits the text and JSON blocks of cs into budget bytes
+// in all, as the loop cuts every result: blocks smaller than their fair
+// share keep everything and the large ones split what is left, text cut
+// by [TruncateText], a JSON array or object keeping its leading items and
+// saying how many it left out (other JSON is cut as text). Images, audio
+// and other data are not counted. Text is made valid UTF-8 on the way. It
+// returns cs itself when nothing had to change, and never modifies cs.
+//
+// Sources that can cut a result before it crosses a process boundary (a
+// plugin, an MCP server adapter) use it so that what arrives is what the
+// loop would have kept.
+func TruncateContent(cs []Content, budget int) (out []Content, truncated bool) {
+	return truncateContent(cs, budget)
+}
+
+// truncateContent is TruncateContent.
 func truncateContent(cs []Content, budget int) (out []Content, truncated bool) {
 	valid := validUTF8(cs)
 	if valid && contentBytes(cs) <= budget {
@@ -262,7 +274,7 @@ func truncateContainer(s string, budget int) (string, bool) {
 func topLevel(s string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		depth, start := 0, -1
-		inStr, esc := false, false
+		var str jsonString
 		emit := func(i int) bool {
 			it := strings.TrimSpace(s[start:i])
 			start = -1
@@ -270,23 +282,13 @@ func topLevel(s string) iter.Seq[string] {
 		}
 		for i := 0; i < len(s); i++ {
 			c := s[i]
-			if inStr {
-				switch {
-				case esc:
-					esc = false
-				case c == '\\':
-					esc = true
-				case c == '"':
-					inStr = false
+			if str.holds(c) {
+				if depth == 1 && start < 0 {
+					start = i // a string starts an item
 				}
 				continue
 			}
 			switch c {
-			case '"':
-				inStr = true
-				if depth == 1 && start < 0 {
-					start = i
-				}
 			case '[', '{':
 				depth++
 				if depth == 2 && start < 0 {
