@@ -30,16 +30,24 @@ const serveEnv = "TOOLLOOP_MCPTEST_SERVE"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(serveEnv) {
-	case "1":
-		if err := mcptest.ServeStdio(context.Background()); err != nil {
+	case "1", "large":
+		opts := &mcptest.Options{Large: os.Getenv(serveEnv) == "large"}
+		if err := mcptest.ServeStdio(context.Background(), opts); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
 	case "stubborn":
 		// A server that outlives its stdin and ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)
-		_ = mcptest.ServeStdio(context.Background())
+		_ = mcptest.ServeStdio(context.Background(), nil)
 		time.Sleep(time.Hour)
+		os.Exit(0)
+	case "http", "http-json":
+		// A streamable HTTP server in a process of its own, for benchmarks
+		// that measure the client's memory alone.
+		if err := mcptest.ServeHTTP(os.Getenv(serveEnv) == "http-json"); err != nil {
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
