@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"sync"
@@ -36,10 +37,23 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
-	case "stubborn":
-		// A server that outlives its stdin and ignores SIGTERM.
+	case "stubborn", "stubborn-parent":
+		// A server that outlives its stdin and ignores SIGTERM; as a
+		// parent, it leaves a child holding its stderr, so that its
+		// reaping waits for the pipe (exec.Cmd.WaitDelay).
 		signal.Ignore(syscall.SIGTERM)
+		if os.Getenv(serveEnv) == "stubborn-parent" {
+			child := exec.Command(os.Args[0])
+			child.Env = append(os.Environ(), serveEnv+"=sleep")
+			child.Stderr = os.Stderr
+			if err := child.Start(); err != nil {
+				os.Exit(1)
+			}
+		}
 		_ = mcptest.ServeStdio(context.Background(), nil)
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	case "sleep":
 		time.Sleep(time.Hour)
 		os.Exit(0)
 	case "http", "http-json":
