@@ -39,7 +39,9 @@ type Options struct {
 	ClientInfo *sdk.Implementation
 	// HTTPClient carries requests to remote servers; nil means a client
 	// of each source's own, configured like http.DefaultClient. A
-	// server's Headers are added to each request.
+	// server's Headers are added to each request. A failed start is tried
+	// again once right away after closing the client's idle connections,
+	// in case the first went out on a connection the server had closed.
 	HTTPClient *http.Client
 	// ConnectTimeout bounds starting a server and the protocol handshake;
 	// 0 means 30 seconds.
@@ -377,6 +379,15 @@ func (s *Source) session(ctx context.Context, fromTools bool) (*session, error) 
 		s.mu.Unlock()
 
 		sess, err := s.dial(dctx)
+		if err != nil && s.http != nil && dctx.Err() == nil {
+			// The initialize request may have gone out on a kept-alive
+			// connection the server had closed (as a restarted server
+			// has), which the HTTP client does not retry: try once more,
+			// on a fresh connection.
+			s.logger.Info("mcp server failed to start; trying once more on a fresh connection", "err", err)
+			s.http.CloseIdleConnections()
+			sess, err = s.dial(dctx)
+		}
 		timer.Stop()
 		stop()
 		if err != nil {
