@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,4 +118,124 @@ func TestOversizedMessageFailsTheCall(t *testing.T) {
 	res, err := runLarge(t, src, mcptest.LargeIn{Bytes: 10}, 0)
 	require.NoError(t, err)
 	assert.Equal(t, mcptest.LargeText(10), res.Text())
+}
+
+// heedless is a transport whose connection writes even when the context
+// of the write is done, as a Transport of one's own may: what the source
+// sends on a done context reaches the server.
+type heedless struct{ sdk.Transport }
+
+func (h heedless) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := h.Transport.Connect(ctx)
+	return heedlessConn{c}, err
+}
+
+type heedlessConn struct{ sdk.Connection }
+
+func (c heedlessConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return c.Connection.Write(context.WithoutCancel(ctx), msg)
+}
+
+// countedServer is the test server in this process over heedless
+// in-memory transports, counting its starts and the calls it receives.
+type countedServer struct {
+	srv           *sdk.Server
+	starts, calls atomic.Int64
+	logs          logBuffer
+	src           *mcp.Source
+}
+
+func newCountedServer(t *testing.T) *countedServer {
+	c := &countedServer{}
+	c.srv = mcptest.NewServer(&mcptest.Options{Calls: &c.calls, Stderr: &logBuffer{}})
+	src, err := mcp.New("test", mcp.ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
+		c.starts.Add(1)
+		ct, st := sdk.NewInMemoryTransports()
+		if _, err := c.srv.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return heedless{ct}, nil
+	}}, &mcp.Options{Logger: slog.New(slog.NewTextHandler(&c.logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, src.Close()) })
+	c.src = src
+	return c
+}
+
+// tool lists the source's tools, without a registry, and returns one.
+func (c *countedServer) tool(t *testing.T, name string) toolloop.Tool {
+	tools, err := c.src.Tools(context.Background())
+	require.NoError(t, err)
+	for _, tl := range tools {
+		if tl.Spec().Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %q", name)
+	return nil
+}
+
+// crash stops the server, and waits until the source knows.
+func (c *countedServer) crash(t *testing.T) {
+	for ss := range c.srv.Sessions() {
+		require.NoError(t, ss.Close())
+	}
+	require.Eventually(t, func() bool { return c.logs.contains("mcp server stopped") }, 5*time.Second, 5*time.Millisecond)
+}
+
+var echoCall = &toolloop.Call{ID: "1", Name: "test__echo", Arguments: json.RawMessage(`{"text":"hi"}`)}
+
+func TestNothingSentAfterContextDone(t *testing.T) {
+	t.Parallel()
+	c := newCountedServer(t)
+	echo := c.tool(t, "test__echo")
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+
+	_, err := echo.Run(canceled, echoCall)
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = echo.Run(expired, echoCall)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	// Nor does it restart a server that stopped.
+	c.crash(t)
+	_, err = echo.Run(canceled, echoCall)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, int64(1), c.starts.Load(), "a call whose context was done restarted the server")
+
+	c.checkOneCall(t, echo)
+	assert.Equal(t, int64(2), c.starts.Load())
+}
+
+func TestNothingSentWhenCancelledDuringRestart(t *testing.T) {
+	t.Parallel()
+	c := newCountedServer(t)
+	echo := c.tool(t, "test__echo")
+	c.crash(t)
+	// The next call restarts the server, and is cancelled as the restart
+	// completes (the source reports the restart as a change of its tools
+	// just before it would send the call).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.src.Notify(cancel)
+	_, err := echo.Run(ctx, echoCall)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, int64(2), c.starts.Load())
+
+	c.src.Notify(nil)
+	c.checkOneCall(t, echo)
+}
+
+// checkOneCall makes a call, and checks that it is the only one the
+// server received.
+func (c *countedServer) checkOneCall(t *testing.T, echo toolloop.Tool) {
+	res, err := echo.Run(context.Background(), echoCall)
+	require.NoError(t, err)
+	assert.Equal(t, "hi", res.Text())
+	// The server reads what it receives in order, but handles calls
+	// concurrently: give one sent before a moment to be counted.
+	assert.Never(t, func() bool { return c.calls.Load() != 1 }, 100*time.Millisecond, 5*time.Millisecond,
+		"a call whose context was done reached the server")
 }

@@ -106,12 +106,13 @@ func orDur(d, def time.Duration) time.Duration {
 // through [toolloop.Call.ReportProgress], so they reach the loop's events as
 // tool.execution_progress of that call. When the call's context is
 // cancelled or times out, the SDK sends the server notifications/cancelled
-// and the call returns at once. What the server answers is cut to the
-// call's output budget as it is read (see [Options.MaxOutputBytes]). The
-// server's result is converted as the package documentation says; a
-// protocol error, or the server stopping mid-call, fails the call with
-// kind execution_failed. Result metadata
-// carries the original tool name in Meta.Extra["mcp_tool"].
+// and the call returns at once. A call whose context is done before it is
+// sent (it may wait for the server to start) sends nothing, and starts
+// nothing. What the server answers is cut to the call's output budget as
+// it is read (see [Options.MaxOutputBytes]). The server's result is
+// converted as the package documentation says; a protocol error, or the
+// server stopping mid-call, fails the call with kind execution_failed.
+// Result metadata carries the original tool name in Meta.Extra["mcp_tool"].
 //
 // # Connecting
 //
@@ -548,8 +549,12 @@ func (s *Source) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 	}
 }
 
-// call calls a tool of the server.
+// call calls a tool of the server. Nothing of a call whose context is
+// done is sent: not even a start of the server.
 func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	budget := s.textBudget(call.MaxOutputBytes)
 	defer s.inflight.add(budget)()
 	sess, err := s.session(ctx, false)
@@ -572,6 +577,13 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 	// The call ends when the session does, whatever the transport noticed.
 	cctx, cancel := context.WithCancelCause(withBudget(ctx, budget))
 	stop := context.AfterFunc(sess.ctx, func() { cancel(context.Cause(sess.ctx)) })
+	// The server may have taken a while to start: a call answered for
+	// meanwhile (cancelled, timed out) must not reach it.
+	if err := ctx.Err(); err != nil {
+		stop()
+		cancel(nil)
+		return nil, err
+	}
 	res, err := sess.cs.CallTool(cctx, params)
 	stop()
 	cancel(nil)
