@@ -1,11 +1,17 @@
 package mcp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -86,4 +92,121 @@ func BenchmarkStdioCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLargeResult measures what one call costs the client when the
+// server returns 100 MiB of text. The server is this test binary in a
+// process of its own (so its memory is not counted), serving streamable
+// HTTP on loopback and answering with an event stream (sse) or a JSON
+// body (json). The call's budget is the loop's default, 1 MiB.
+//
+// peak-heap-MiB is the most heap in use during the calls beyond what was
+// in use before them, sampled every 100µs.
+func BenchmarkLargeResult(b *testing.B) {
+	const size = 100 << 20
+	for _, mode := range []string{"sse", "json"} {
+		b.Run(mode, func(b *testing.B) {
+			url := startHTTPServer(b, mode == "json")
+			src, err := mcp.New("big", mcp.ServerConfig{URL: url}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.Close()
+			tool, ok := registry(b, src).Lookup(context.Background(), "big__large")
+			if !ok {
+				b.Fatal("no large tool")
+			}
+			call := &toolloop.Call{ID: "1", Name: "big__large", Arguments: json.RawMessage(fmt.Sprintf(`{"bytes":%d}`, size)),
+				MaxOutputBytes: toolloop.DefaultMaxOutputBytes}
+			ctx := context.Background()
+			b.SetBytes(size)
+			b.ReportAllocs()
+			peak := startHeapPeak()
+			for b.Loop() {
+				res, err := tool.Run(ctx, call)
+				if err != nil || res.IsError() {
+					b.Fatal(err, res)
+				}
+				if n := len(res.Text()); n > toolloop.DefaultMaxOutputBytes || !strings.Contains(res.Text(), "bytes cut from the middle") {
+					b.Fatalf("the result was not cut to the budget: %d bytes", n)
+				}
+			}
+			b.ReportMetric(peak.stop(), "peak-heap-MiB")
+		})
+	}
+}
+
+// startHTTPServer runs the test server with its large tool in a process
+// of its own, and returns its URL.
+func startHTTPServer(b *testing.B, jsonResponse bool) string {
+	b.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mode := "http"
+	if jsonResponse {
+		mode = "http-json"
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), serveEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = stdin.Close() // the server stops when its stdin closes
+		_ = cmd.Wait()
+	})
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.TrimSpace(url)
+}
+
+// heapPeak samples the heap in use until stopped.
+type heapPeak struct {
+	base, peak uint64
+	quit, done chan struct{}
+}
+
+func startHeapPeak() *heapPeak {
+	runtime.GC()
+	h := &heapPeak{quit: make(chan struct{}), done: make(chan struct{})}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	h.base = read()
+	h.peak = h.base
+	tick := time.NewTicker(100 * time.Microsecond)
+	go func() {
+		defer close(h.done)
+		defer tick.Stop()
+		for {
+			select {
+			case <-h.quit:
+				return
+			case <-tick.C:
+				h.peak = max(h.peak, read())
+			}
+		}
+	}()
+	return h
+}
+
+// stop stops the sampling and returns the peak over the base, in MiB.
+func (h *heapPeak) stop() float64 {
+	close(h.quit)
+	<-h.done
+	return float64(h.peak-h.base) / (1 << 20)
 }

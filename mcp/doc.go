@@ -28,6 +28,15 @@
 // cancellation notice. See [Source] for connecting lazily, restarts and
 // tool-list changes.
 //
+// What a stdio, HTTP or SSE server sends is cut to the call's output
+// budget ([toolloop.Call.MaxOutputBytes], or [Options.MaxOutputBytes])
+// while it is read, before it is decoded, so a server that returns
+// gigabytes costs the client no more memory than the budget: long text is
+// cut in the middle around a marker saying how much was cut, content that
+// does not fit is left out with a note saying so, and a message that
+// cannot be cut fails its call with an execution_failed error naming its
+// size and the limit (see [Options.MaxOutputBytes]).
+//
 // For tests, and for servers living in the same process, set
 // [ServerConfig].Transport to return one end of the SDK's
 // NewInMemoryTransports (see the example).

@@ -257,6 +257,25 @@ func TestCloseKillsStubbornServer(t *testing.T) {
 	assert.True(t, gone(pid), "the stubborn server survived Close")
 }
 
+func TestCloseKillsServerSlowToReap(t *testing.T) {
+	t.Parallel()
+	cfg := stdioConfig(t)
+	cfg.Env[serveEnv] = "stubborn-parent"
+	// A killed server whose child holds its stderr is reaped only once
+	// exec gives up on the pipe, a second later: longer than the shutdown
+	// timeout, as a loaded machine can make any reaping. The kill worked;
+	// Close reports no error, and leaves neither behind.
+	src, err := mcp.New("stubborn", cfg, &mcp.Options{ShutdownTimeout: 100 * time.Millisecond, Logger: quietLogger()})
+	require.NoError(t, err)
+	registry(t, src)
+	pid := mcp.PID(src)
+	require.NotZero(t, pid)
+	require.NoError(t, src.Close())
+	assert.True(t, gone(pid), "the stubborn server survived Close")
+	assert.Eventually(t, func() bool { return errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH) }, 5*time.Second, 10*time.Millisecond,
+		"the server's child survived Close")
+}
+
 func TestConcurrentCallsShareOneRestart(t *testing.T) {
 	t.Parallel()
 	c := newCountingServer()

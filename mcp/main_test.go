@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"sync"
@@ -30,16 +31,37 @@ const serveEnv = "TOOLLOOP_MCPTEST_SERVE"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(serveEnv) {
-	case "1":
-		if err := mcptest.ServeStdio(context.Background()); err != nil {
+	case "1", "large":
+		opts := &mcptest.Options{Large: os.Getenv(serveEnv) == "large"}
+		if err := mcptest.ServeStdio(context.Background(), opts); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
-	case "stubborn":
-		// A server that outlives its stdin and ignores SIGTERM.
+	case "stubborn", "stubborn-parent":
+		// A server that outlives its stdin and ignores SIGTERM; as a
+		// parent, it leaves a child holding its stderr, so that its
+		// reaping waits for the pipe (exec.Cmd.WaitDelay).
 		signal.Ignore(syscall.SIGTERM)
-		_ = mcptest.ServeStdio(context.Background())
+		if os.Getenv(serveEnv) == "stubborn-parent" {
+			child := exec.Command(os.Args[0])
+			child.Env = append(os.Environ(), serveEnv+"=sleep")
+			child.Stderr = os.Stderr
+			if err := child.Start(); err != nil {
+				os.Exit(1)
+			}
+		}
+		_ = mcptest.ServeStdio(context.Background(), nil)
 		time.Sleep(time.Hour)
+		os.Exit(0)
+	case "sleep":
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	case "http", "http-json":
+		// A streamable HTTP server in a process of its own, for benchmarks
+		// that measure the client's memory alone.
+		if err := mcptest.ServeHTTP(os.Getenv(serveEnv) == "http-json"); err != nil {
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)

@@ -1,12 +1,16 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -372,4 +376,50 @@ func TestProtocolError(t *testing.T) {
 	assert.Contains(t, got["picky"].Text(), "not today")
 	// A protocol error leaves the session as it was.
 	assert.Equal(t, "fine", got["ok"].Text())
+}
+
+func TestStartRetriedOnAFreshConnection(t *testing.T) {
+	for _, kind := range []string{"http", "sse"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			srv := mcptest.NewServer(&mcptest.Options{Stderr: &logBuffer{}})
+			var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+			if kind == "sse" {
+				h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+			}
+			// The first initialize is lost with its connection, as it is
+			// when it goes out on a kept-alive connection the server closed.
+			var dropped atomic.Int64
+			var conns sync.Map // remote addresses that carried an initialize
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+						_, seen := conns.LoadOrStore(r.RemoteAddr, true)
+						assert.False(t, seen, "the initialize was tried again on the same connection")
+						if dropped.Add(1) == 1 {
+							conn, _, err := http.NewResponseController(w).Hijack()
+							require.NoError(t, err)
+							require.NoError(t, conn.Close())
+							return
+						}
+					}
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(ts.Close)
+			cfg := mcp.ServerConfig{URL: ts.URL}
+			if kind == "sse" {
+				cfg.Type = "sse"
+			}
+			src, err := mcp.New("test", cfg, &mcp.Options{Logger: quietLogger()})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, src.Close()) })
+			tools, err := src.Tools(context.Background())
+			require.NoError(t, err)
+			assert.Len(t, tools, 9)
+			assert.Equal(t, int64(2), dropped.Load(), "the start was not tried exactly twice")
+		})
+	}
 }

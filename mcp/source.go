@@ -37,8 +37,11 @@ type Options struct {
 	// ClientInfo is how we introduce ourselves to servers; nil means
 	// "toolloop".
 	ClientInfo *sdk.Implementation
-	// HTTPClient carries requests to remote servers; nil means
-	// http.DefaultClient. A server's Headers are added to each request.
+	// HTTPClient carries requests to remote servers; nil means a client
+	// of each source's own, configured like http.DefaultClient. A
+	// server's Headers are added to each request. A failed start is tried
+	// again once right away after closing the client's idle connections,
+	// in case the first went out on a connection the server had closed.
 	HTTPClient *http.Client
 	// ConnectTimeout bounds starting a server and the protocol handshake;
 	// 0 means 30 seconds.
@@ -53,6 +56,31 @@ type Options struct {
 	// between doubles the wait, from MinBackoff up to MaxBackoff. 0 means
 	// 250ms and 30s.
 	MinBackoff, MaxBackoff time.Duration
+
+	// MaxOutputBytes bounds the text a call keeps when the call does not
+	// say ([toolloop.Call.MaxOutputBytes] is 0); 0 means
+	// [toolloop.DefaultMaxOutputBytes]. A stdio or SSE server's stream,
+	// which carries the answers to every call, keeps the largest budget
+	// of the calls in flight, or this.
+	//
+	// What an HTTP, SSE or stdio server sends is cut while it is read, so
+	// a server that returns gigabytes costs no more memory than these
+	// limits: text over the budget (text blocks, embedded resources'
+	// text, structured content) is cut from the middle, keeping its head
+	// and tail around a marker saying how much was cut, as the loop cuts;
+	// content blocks that get nothing of it are left out, and the content
+	// ends with a text block saying how many were and why. Whatever else a
+	// message holds (its envelope, metadata, tool lists, notifications)
+	// may take up to 16 MiB, the SDK's own limit on a message; a larger
+	// message answering a request fails it with an error of kind
+	// execution_failed naming its size and the limit. A Transport of
+	// your own is not cut.
+	MaxOutputBytes int
+	// MaxBinaryBytes bounds the base64 data of the images, audio and
+	// blobs a call keeps, in all; a block whose data does not fit what is
+	// left is left out, as above. 0 means [DefaultMaxBinaryBytes] (8 MiB
+	// of base64, 6 MiB of data).
+	MaxBinaryBytes int
 }
 
 func orDur(d, def time.Duration) time.Duration {
@@ -78,10 +106,13 @@ func orDur(d, def time.Duration) time.Duration {
 // through [toolloop.Call.ReportProgress], so they reach the loop's events as
 // tool.execution_progress of that call. When the call's context is
 // cancelled or times out, the SDK sends the server notifications/cancelled
-// and the call returns at once. The server's result is converted as the
-// package documentation says; a protocol error, or the server stopping
-// mid-call, fails the call with kind execution_failed. Result metadata
-// carries the original tool name in Meta.Extra["mcp_tool"].
+// and the call returns at once. A call whose context is done before it is
+// sent (it may wait for the server to start) sends nothing, and starts
+// nothing. What the server answers is cut to the call's output budget as
+// it is read (see [Options.MaxOutputBytes]). The server's result is
+// converted as the package documentation says; a protocol error, or the
+// server stopping mid-call, fails the call with kind execution_failed.
+// Result metadata carries the original tool name in Meta.Extra["mcp_tool"].
 //
 // # Connecting
 //
@@ -107,7 +138,9 @@ func orDur(d, def time.Duration) time.Duration {
 // notification is reported the same way.
 //
 // Close stops the server: a stdio server's stdin is closed, and it is
-// signalled if it does not exit, then reaped.
+// signalled if it does not exit (SIGTERM after [Options.ShutdownTimeout],
+// SIGKILL after as long again), then reaped. A server that had to be
+// killed is no error.
 type Source struct {
 	name   string
 	cfg    ServerConfig
@@ -115,6 +148,11 @@ type Source struct {
 	opts   Options
 	logger *slog.Logger
 	client *sdk.Client
+	// http carries requests to a remote server; ownTransport says its
+	// transport is the source's own, whose idle connections Close closes.
+	http         *http.Client
+	ownTransport bool
+	inflight     inflight
 
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) → *toolloop.Call
@@ -160,6 +198,9 @@ func New(name string, cfg ServerConfig, opts *Options) (*Source, error) {
 	impl := s.opts.ClientInfo
 	if impl == nil {
 		impl = &sdk.Implementation{Name: "toolloop", Version: "1"}
+	}
+	if kind == typeHTTP || kind == typeSSE {
+		s.http = s.newHTTPClient()
 	}
 	s.client = sdk.NewClient(impl, &sdk.ClientOptions{
 		Logger:                      s.logger,
@@ -260,6 +301,9 @@ func (s *Source) Close() error {
 		err = sess.close()
 	}
 	s.wg.Wait()
+	if s.ownTransport {
+		s.http.CloseIdleConnections()
+	}
 	return err
 }
 
@@ -336,6 +380,15 @@ func (s *Source) session(ctx context.Context, fromTools bool) (*session, error) 
 		s.mu.Unlock()
 
 		sess, err := s.dial(dctx)
+		if err != nil && s.http != nil && dctx.Err() == nil {
+			// The initialize request may have gone out on a kept-alive
+			// connection the server had closed (as a restarted server
+			// has), which the HTTP client does not retry: try once more,
+			// on a fresh connection.
+			s.logger.Info("mcp server failed to start; trying once more on a fresh connection", "err", err)
+			s.http.CloseIdleConnections()
+			sess, err = s.dial(dctx)
+		}
 		timer.Stop()
 		stop()
 		if err != nil {
@@ -496,8 +549,14 @@ func (s *Source) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 	}
 }
 
-// call calls a tool of the server.
+// call calls a tool of the server. Nothing of a call whose context is
+// done is sent: not even a start of the server.
 func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	budget := s.textBudget(call.MaxOutputBytes)
+	defer s.inflight.add(budget)()
 	sess, err := s.session(ctx, false)
 	if err != nil {
 		switch {
@@ -516,8 +575,15 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 		params.SetProgressToken(tok)
 	}
 	// The call ends when the session does, whatever the transport noticed.
-	cctx, cancel := context.WithCancelCause(ctx)
+	cctx, cancel := context.WithCancelCause(withBudget(ctx, budget))
 	stop := context.AfterFunc(sess.ctx, func() { cancel(context.Cause(sess.ctx)) })
+	// The server may have taken a while to start: a call answered for
+	// meanwhile (cancelled, timed out) must not reach it.
+	if err := ctx.Err(); err != nil {
+		stop()
+		cancel(nil)
+		return nil, err
+	}
 	res, err := sess.cs.CallTool(cctx, params)
 	stop()
 	cancel(nil)

@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -66,23 +62,6 @@ func (s *session) close() error {
 	return err
 }
 
-// process is a stdio server's child process.
-type process struct {
-	cmd    *exec.Cmd
-	stderr *lineLog // nil when stderr is discarded
-}
-
-// cleanup runs once the process has been reaped: it kills whatever the
-// server left behind in its process group and logs a last unfinished line.
-func (p *process) cleanup() {
-	if p.cmd.Process != nil {
-		killGroup(p.cmd.Process.Pid)
-	}
-	if p.stderr != nil {
-		p.stderr.flush()
-	}
-}
-
 // dial starts the server (for stdio) and opens a session.
 func (s *Source) dial(ctx context.Context) (*session, error) {
 	t, proc, err := s.transport(ctx)
@@ -92,6 +71,7 @@ func (s *Source) dial(ctx context.Context) (*session, error) {
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
+			_ = proc.Close()
 			proc.cleanup()
 		}
 		return nil, fmt.Errorf("server %q failed to start: %w", s.name, err)
@@ -105,74 +85,17 @@ func (s *Source) transport(ctx context.Context) (sdk.Transport, *process, error)
 	case typeStdio:
 		return s.command()
 	case typeHTTP:
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil, nil
+		// What the server sends is cut to the limits by the client's
+		// transport, which lifts the SDK's own cap on an event.
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, MaxEventSize: -1}, nil, nil
 	case typeSSE:
-		return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}, nil, nil
+		return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, MaxEventSize: -1}, nil, nil
 	}
 	t, err := s.cfg.Transport(ctx)
 	if err == nil && t == nil {
 		err = errors.New("ServerConfig.Transport returned no transport")
 	}
 	return t, nil, err
-}
-
-// command prepares a stdio server's process. The SDK's CommandTransport
-// starts it, talks to it over stdin and stdout, and on close shuts it down
-// as the protocol says: stdin closed, then SIGTERM, then SIGKILL.
-func (s *Source) command() (sdk.Transport, *process, error) {
-	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-	cmd.Dir = s.cfg.Cwd
-	if len(s.cfg.Env) > 0 {
-		env := os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
-			env = append(env, k+"="+s.cfg.Env[k])
-		}
-		cmd.Env = env
-	}
-	// Its own process group, so that what it starts can be cleaned up with
-	// it, and a terminal's Ctrl-C reaches us, not it.
-	setProcessGroup(cmd)
-	// Do not let a grandchild holding stderr open stall the reaping.
-	cmd.WaitDelay = time.Second
-	proc := &process{cmd: cmd}
-	if s.opts.Logger != nil {
-		proc.stderr = &lineLog{log: s.logger}
-		cmd.Stderr = proc.stderr
-	}
-	t := &sdk.CommandTransport{Command: cmd, TerminateDuration: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout)}
-	return t, proc, nil
-}
-
-func (s *Source) httpClient() *http.Client {
-	base := s.opts.HTTPClient
-	if base == nil {
-		base = http.DefaultClient
-	}
-	if len(s.cfg.Headers) == 0 {
-		return base
-	}
-	c := *base
-	rt := c.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	c.Transport = &headerTransport{base: rt, headers: s.cfg.Headers}
-	return &c
-}
-
-// headerTransport adds a server's configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-// RoundTrip implements [http.RoundTripper].
-func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(r)
 }
 
 // connectionLost reports whether err means the connection to the server is

@@ -14,6 +14,8 @@
 //   - crash: makes the server process exit in the middle of the call.
 //   - add_tool: adds a tool at run time, so the server announces a
 //     tools/list_changed notification.
+//   - large (only with Options.Large): returns as much text as asked for,
+//     and an image as large as asked for.
 //
 // Tool lists are served two to a page, so every listing paginates.
 package mcptest

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +37,10 @@ type Options struct {
 	Stderr io.Writer
 	// Canceled, if set, counts slow calls that saw their cancellation.
 	Canceled *atomic.Int64
+	// Calls, if set, counts the tools/call requests the server receives.
+	Calls *atomic.Int64
+	// Large adds the large tool (see [LargeIn]).
+	Large bool
 }
 
 // EchoIn is the input of echo and dotted.name.
@@ -70,6 +78,28 @@ type AddToolIn struct {
 // Empty is the input of tools without arguments.
 type Empty struct{}
 
+// LargeIn is the input of large, which returns Bytes bytes of text (see
+// [LargeText]) and, if Image is set, an image of Image bytes.
+type LargeIn struct {
+	Bytes int `json:"bytes"`
+	Image int `json:"image,omitempty"`
+	// Meta adds this many bytes of metadata to the result.
+	Meta int `json:"meta,omitempty"`
+}
+
+// LargeText is the text of n bytes the large tool returns: numbered lines
+// of 64 bytes, the last one cut short.
+func LargeText(n int) string {
+	b := make([]byte, 0, n+64)
+	pad := strings.Repeat("x", 64-15)
+	for i := 0; len(b) < n; i++ {
+		b = append(b, "line "...)
+		b = append(b, strconv.Itoa(100000000 + i)[1:]...) // eight digits
+		b = append(append(append(b, ' '), pad...), '\n')
+	}
+	return string(b[:n])
+}
+
 // NewServer returns the test server.
 func NewServer(opts *Options) *sdk.Server {
 	var o Options
@@ -83,6 +113,29 @@ func NewServer(opts *Options) *sdk.Server {
 		o.Stderr = os.Stderr
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "mcptest", Version: "1.0.0"}, &sdk.ServerOptions{PageSize: PageSize})
+	if o.Calls != nil {
+		s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+				if method == "tools/call" {
+					o.Calls.Add(1)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	if o.Large {
+		sdk.AddTool(s, &sdk.Tool{Name: "large", Description: "Returns as much text as asked for."},
+			func(_ context.Context, _ *sdk.CallToolRequest, in LargeIn) (*sdk.CallToolResult, any, error) {
+				res := text(LargeText(in.Bytes))
+				if in.Image > 0 {
+					res.Content = append(res.Content, &sdk.ImageContent{MIMEType: "image/png", Data: make([]byte, in.Image)})
+				}
+				if in.Meta > 0 {
+					res.Meta = sdk.Meta{"filler": strings.Repeat("m", in.Meta)}
+				}
+				return res, nil, nil
+			})
+	}
 
 	echo := func(_ context.Context, _ *sdk.CallToolRequest, in EchoIn) (*sdk.CallToolResult, any, error) {
 		return text(in.Text), nil, nil
@@ -168,9 +221,33 @@ func NewServer(opts *Options) *sdk.Server {
 const StartLine = "mcptest: serving on stdio"
 
 // ServeStdio runs the test server over stdin and stdout until stdin closes.
-func ServeStdio(ctx context.Context) error {
+func ServeStdio(ctx context.Context, opts *Options) error {
 	fmt.Fprintln(os.Stderr, StartLine)
-	return NewServer(nil).Run(ctx, &sdk.StdioTransport{})
+	return NewServer(opts).Run(ctx, &sdk.StdioTransport{})
+}
+
+// ServeHTTP runs the test server, with the large tool, over streamable
+// HTTP on a loopback port until stdin closes, after writing its URL and a
+// newline to stdout. With jsonResponse, it answers a call with a JSON
+// body rather than an event stream.
+func ServeHTTP(jsonResponse bool) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := NewServer(&Options{Large: true})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{JSONResponse: jsonResponse})
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("http://%s\n", l.Addr())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		_ = hs.Close()
+	}()
+	if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 func text(s string) *sdk.CallToolResult {
