@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
+	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolloop/toolloop"
@@ -31,6 +33,7 @@ func toResult(res *sdk.CallToolResult) *toolloop.ToolResult {
 		content = mergeStructured(content, res.StructuredContent)
 	}
 	r := &toolloop.ToolResult{Status: toolloop.StatusOK, Content: content}
+	markCut(r)
 	if len(content) == 1 && content[0].Type != toolloop.ContentText {
 		r.Meta.MIMEType = content[0].MIMEType
 		if content[0].Type == toolloop.ContentJSON {
@@ -46,6 +49,36 @@ func toResult(res *sdk.CallToolResult) *toolloop.ToolResult {
 		r.Error = &toolloop.ToolError{Kind: toolloop.KindExecutionFailed, Message: msg}
 	}
 	return r
+}
+
+// cutMarker and blocksCutMarker find the notes the stream's clipper leaves
+// where it cut a result on its way in (see clip.go).
+var (
+	cutMarker       = regexp.MustCompile(`\[\.\.\. \d+ of (\d+) bytes cut from the middle of this output \.\.\.\]`)
+	blocksCutMarker = regexp.MustCompile(`^\[\.\.\. \d+ of \d+ content blocks cut to fit the output budget:`)
+)
+
+// markCut records in r's metadata that the clipper cut it: Truncated, and
+// in Bytes the size of the text the server sent (a cut block's marker
+// gives its whole size).
+func markCut(r *toolloop.ToolResult) {
+	size := 0
+	for _, c := range r.Content {
+		n := len(c.Text) + len(c.JSON)
+		if c.Type == toolloop.ContentText {
+			if blocksCutMarker.MatchString(c.Text) {
+				r.Meta.Truncated = true
+			}
+			if m := cutMarker.FindStringSubmatch(c.Text); m != nil {
+				n, _ = strconv.Atoi(m[1])
+				r.Meta.Truncated = true
+			}
+		}
+		size += n
+	}
+	if r.Meta.Truncated {
+		r.Meta.Bytes = size
+	}
 }
 
 // convertContent converts one block. Blocks that cannot appear in a tool

@@ -89,6 +89,8 @@ func TestLargeOutputIsCut(t *testing.T) {
 			assert.True(t, strings.HasSuffix(want, tail))
 			assert.Equal(t, toolloop.ContentImage, res.Content[1].Type, "an image within its limit is kept")
 			assert.Len(t, res.Content[1].Data, 600)
+			assert.True(t, res.Meta.Truncated, "the metadata says the output was cut")
+			assert.Equal(t, size, res.Meta.Bytes, "and how much the server sent")
 
 			// An image over the limit on binary data is left out, and the
 			// result says so.
@@ -99,6 +101,7 @@ func TestLargeOutputIsCut(t *testing.T) {
 			assert.Equal(t, want[:10], res.Content[0].Text)
 			assert.Contains(t, res.Content[1].Text, "1 of 2 content blocks cut to fit the output budget")
 			assert.Contains(t, res.Content[1].Text, "4000 bytes of base64 data over the 1000 bytes")
+			assert.True(t, res.Meta.Truncated, "a block left out is a cut too")
 		})
 	}
 }
