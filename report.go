@@ -63,17 +63,28 @@ func (l *AgentLoop) reportLimits() (time.Duration, int) {
 	return iv, mb
 }
 
-// ReportProgress implements [Reporter] for the loop's calls.
-func (cr *callRun) ReportProgress(_ *Call, p Progress) {
+// lockReports returns the call's rate limiter, locked, or nil when the
+// tool is not running (not started, or its call already answered).
+func (cr *callRun) lockReports() *reports {
 	if cr.state.Load() != callExecuting {
-		return
+		return nil
 	}
 	r := cr.reports()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	return r
+}
+
+// ReportProgress implements [Reporter] for the loop's calls.
+func (cr *callRun) ReportProgress(_ *Call, p Progress) {
+	r := cr.lockReports()
+	if r == nil {
 		return
 	}
+	defer r.mu.Unlock()
 	if r.interval <= 0 {
 		cr.emit(&Event{Type: EventProgress, Progress: &p})
 		return
@@ -89,15 +100,14 @@ func (cr *callRun) ReportProgress(_ *Call, p Progress) {
 
 // ReportPartial implements [Reporter] for the loop's calls.
 func (cr *callRun) ReportPartial(_ *Call, text string) {
-	if cr.state.Load() != callExecuting || text == "" {
+	if text == "" {
 		return
 	}
-	r := cr.reports()
-	r.mu.Lock()
+	r := cr.lockReports()
+	if r == nil {
+		return
+	}
 	defer r.mu.Unlock()
-	if r.closed {
-		return
-	}
 	if r.interval <= 0 {
 		cr.emit(&Event{Type: EventPartialResult, Text: text})
 		return
