@@ -177,7 +177,6 @@ func TestTimeoutCancelsOnServer(t *testing.T) {
 		reg := registry(t, s.source(t, "test", nil, nil))
 		model := looptest.NewModel(t,
 			looptest.Turn{Reply: looptest.Calls(looptest.Call("slow", "test__slow", `{"steps":100,"delay_ms":100}`))},
-			looptest.Turn{Reply: looptest.Calls(looptest.Call("echo", "test__echo", `{"text":"still here"}`))},
 			looptest.Turn{Reply: looptest.Text("done")},
 		)
 		loop := &toolloop.AgentLoop{Model: model, Tools: reg, ToolTimeout: 300 * time.Millisecond}
@@ -186,11 +185,15 @@ func TestTimeoutCancelsOnServer(t *testing.T) {
 		got := looptest.Results(res.Messages)
 		require.True(t, got["slow"].IsError())
 		assert.Equal(t, toolloop.KindTimeout, got["slow"].Error.Kind)
-		assert.Less(t, time.Since(start), 5*time.Second)
+		// The tool would take 10 s; the loop did not wait for it.
+		assert.Less(t, time.Since(start), 8*time.Second)
 		// The server was told, and stopped working on the call.
 		assert.Eventually(t, s.sawCancel, 5*time.Second, 10*time.Millisecond, "the server never saw the cancellation")
-		// The session survives a cancelled call.
-		assert.Equal(t, "still here", got["echo"].Text())
+		// The session survives a cancelled call. The next call has a
+		// timeout of its own, so a loaded machine cannot fail it.
+		echo, _ := (&toolloop.AgentLoop{Tools: reg, ToolTimeout: time.Minute}).RunCall(context.Background(), "r", 1,
+			looptest.Call("echo", "test__echo", `{"text":"still here"}`), nil)
+		assert.Equal(t, "still here", echo.Text())
 	})
 }
 
@@ -233,11 +236,13 @@ func TestCrashRestarts(t *testing.T) {
 			looptest.Turn{Reply: looptest.Text("done")},
 		)
 		rec := &looptest.Recorder{}
-		res := run(t, &toolloop.AgentLoop{Model: model, Tools: reg, OnEvent: rec.Record}, "go")
+		res := run(t, &toolloop.AgentLoop{Model: model, Tools: reg, OnEvent: rec.Record, ToolTimeout: time.Minute}, "go")
 		got := looptest.Results(res.Messages)
 		require.True(t, got["crash"].IsError())
 		assert.Equal(t, toolloop.KindExecutionFailed, got["crash"].Error.Kind)
-		assert.Less(t, got["crash"].Meta.Duration, time.Second)
+		// Reported when the server died, not when the call timed out: the
+		// bound is far below the timeout, so a loaded machine cannot fail it.
+		assert.Less(t, got["crash"].Meta.Duration, 20*time.Second)
 		assert.Equal(t, "back", got["echo"].Text())
 	})
 }
