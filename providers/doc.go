@@ -37,4 +37,12 @@
 //	if errors.Is(err, providers.ErrContextLength) {
 //		// compact the transcript and try again
 //	}
+//
+// An error response names the request it answered, in its message and in
+// Error.Method and Error.URL (the URL without user info, query or
+// fragment; no credential the request carried appears anywhere in the
+// error), with an excerpt of a body the provider's message could not be
+// read from, and a hint in Error.Hint when the URL looks wrong:
+//
+//	openai: POST "http://localhost:11434/chat/completions": 404 Not Found: 404 page not found; did you mean BaseURL "http://localhost:11434/v1"?
 package providers

@@ -39,6 +39,12 @@ type Error struct {
 	Message string
 	// Kind is the sentinel this error matches with errors.Is, or nil.
 	Kind error
+	// Method and URL name the request an error response answered, the
+	// URL without its user info, query or fragment (where credentials
+	// live); Hint suggests a fix when the URL looks wrong, such as a base
+	// URL missing its "/v1". They are empty for an error event inside a
+	// stream. The error's message shows them.
+	Method, URL, Hint string
 	// Err is the SDK's error.
 	Err error
 }

@@ -95,6 +95,10 @@ func TestHTTPErrorNamesTheRequest(t *testing.T) {
 					require.ErrorAs(t, err, &pe)
 					assert.Equal(t, http.StatusNotFound, pe.StatusCode)
 					assert.Equal(t, tt.message, pe.Message)
+					// The public error carries the request too.
+					assert.Equal(t, he.Method, pe.Method)
+					assert.Equal(t, he.URL, pe.URL)
+					assert.Equal(t, he.Hint, pe.Hint)
 					assert.Nil(t, pe.Kind)
 					var sdkErr *oai.Error
 					require.ErrorAs(t, err, &sdkErr, "the SDK's error is still reachable")

@@ -83,7 +83,8 @@ func Describe(pe *providers.Error, req *http.Request, body []byte, hint string) 
 	}
 	secrets := Secrets(req)
 	pe.Message = scrub(pe.Message, secrets)
-	e := &HTTPError{Method: req.Method, URL: RedactURL(req.URL), Hint: hint, Err: pe}
+	pe.Method, pe.URL, pe.Hint = req.Method, RedactURL(req.URL), hint
+	e := &HTTPError{Method: pe.Method, URL: pe.URL, Hint: hint, Err: pe}
 	if pe.Message == "" {
 		e.Excerpt = Excerpt(body, secrets)
 	}
