@@ -92,7 +92,8 @@ type AgentLoop struct {
 	MaxCallsPerTurn int
 	// MaxTurnResultBytes bounds the results of one turn together: each of
 	// a turn's n calls is cut to MaxTurnResultBytes/n bytes, if that is
-	// less than MaxResultBytes. 0 means 1 MiB; a negative value means no
+	// less than MaxResultBytes. 0 means 1 MiB (and no limit when
+	// MaxResultBytes turns truncation off); a negative value means no
 	// limit.
 	MaxTurnResultBytes int
 	// ReportInterval rate-limits what each running call reports: at most
@@ -311,6 +312,9 @@ func (l *AgentLoop) resultShare(n int) int {
 	per := l.maxResultBytes()
 	turn := l.MaxTurnResultBytes
 	if turn == 0 {
+		if per <= 0 {
+			return per // truncation is off, and no turn cap was asked for
+		}
 		turn = DefaultMaxTurnResultBytes
 	}
 	if turn < 0 || n == 0 {

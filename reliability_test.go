@@ -337,3 +337,15 @@ func TestReportsAreRateLimited(t *testing.T) {
 	assert.Positive(t, dropped, "dropped output is marked")
 	assert.Equal(t, float64(reports), last.Done, "the last progress is delivered")
 }
+
+// Turning truncation off (MaxResultBytes < 0) turns the default turn cap
+// off too; an explicit MaxTurnResultBytes still applies.
+func TestTurnCapFollowsTruncationOff(t *testing.T) {
+	l := &AgentLoop{MaxResultBytes: -1}
+	assert.LessOrEqual(t, l.resultShare(10), 0, "no cut")
+	l.MaxTurnResultBytes = 1000
+	assert.Equal(t, 100, l.resultShare(10))
+	l = &AgentLoop{}
+	assert.Equal(t, DefaultMaxResultBytes, l.resultShare(4), "four calls fit the default turn cap whole")
+	assert.Equal(t, DefaultMaxTurnResultBytes/128, l.resultShare(128))
+}
