@@ -325,18 +325,8 @@ func (c *clipper) object(k kind) error {
 			}
 			kept++
 		}
-		if b, err = c.peek(); err != nil {
-			return noEOF(err)
-		}
-		switch b {
-		case ',':
-			c.discard(1)
-			if b, err = c.peek(); err != nil {
-				return noEOF(err)
-			}
-		case '}':
-		default:
-			return syntaxErr("expected ',' or '}', found " + strconv.QuoteRune(rune(b)))
+		if b, err = c.afterItem('}'); err != nil {
+			return err
 		}
 	}
 	c.discard(1)
@@ -424,18 +414,8 @@ func (c *clipper) array(k kind) error {
 			}
 			kept++
 		}
-		if b, err = c.peek(); err != nil {
-			return noEOF(err)
-		}
-		switch b {
-		case ',':
-			c.discard(1)
-			if b, err = c.peek(); err != nil {
-				return noEOF(err)
-			}
-		case ']':
-		default:
-			return syntaxErr("expected ',' or ']', found " + strconv.QuoteRune(rune(b)))
+		if b, err = c.afterItem(']'); err != nil {
+			return err
 		}
 	}
 	c.discard(1)
@@ -502,4 +482,25 @@ func errorResponse(id []byte, msg string) ([]byte, error) {
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
 	}{"2.0", id, rpcError{-32603, msg}})
+}
+
+// afterItem reads past the comma after a member or element of a container
+// that ends with close, and returns the byte that starts the next one, or
+// close (not consumed) at the container's end.
+func (c *clipper) afterItem(close byte) (byte, error) {
+	b, err := c.peek()
+	if err != nil {
+		return 0, noEOF(err)
+	}
+	switch b {
+	case ',':
+		c.discard(1)
+		if b, err = c.peek(); err != nil {
+			return 0, noEOF(err)
+		}
+		return b, nil
+	case close:
+		return b, nil
+	}
+	return 0, syntaxErr("expected ',' or '" + string(rune(close)) + "', found " + strconv.QuoteRune(rune(b)))
 }
