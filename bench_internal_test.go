@@ -60,12 +60,11 @@ func BenchmarkCallTurn(b *testing.B) {
 	l := &AgentLoop{Model: ModelFunc(nil), Tools: &reg}
 	rn := l.newRun("bench", nil)
 	rn.turn = 1
-	b.Cleanup(rn.stopWorkers)
 	ctx := context.Background()
 	calls := []ToolCall{{ID: "call_1", Name: "read", Arguments: benchArgs}}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, _ := rn.runTurn(ctx, calls, nil, rn.execCall)
+		res, _ := rn.runTurn(ctx, calls, nil, nil)
 		if res[0].IsError() {
 			b.Fatal(res[0].Text())
 		}

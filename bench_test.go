@@ -99,3 +99,20 @@ func BenchmarkTruncate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunCall is one call through the public API a driver uses to
+// run calls itself: RunCall, with the same no-op tool as RunOneCall.
+func BenchmarkRunCall(b *testing.B) {
+	var reg toolloop.ToolRegistry
+	reg.MustRegister(toolloop.NewTool("read", "reads", func(_ context.Context, in pathCount) (any, error) { return in.Path, nil }))
+	l := &toolloop.AgentLoop{Tools: &reg}
+	tc := toolloop.ToolCall{ID: "call_1", Name: "read", Arguments: json.RawMessage(`{"path":"src/main.go","count":3}`)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, _ := l.RunCall(ctx, "run_1", 1, tc, nil)
+		if res.IsError() {
+			b.Fatal(res.Text())
+		}
+	}
+}

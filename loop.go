@@ -205,10 +205,8 @@ type runState struct {
 	approveMu sync.Mutex
 	// timer wakes turn coordinators; one serves the whole run.
 	timer *time.Timer
-	// jobs and quit run the run's worker goroutines (see spawn).
-	jobs    chan func()
-	quit    chan struct{}
-	stopped bool
+	// decision settles an Ask verdict its calls meet (RunCall).
+	decision *Approval
 
 	// started is when Run or Resume was called, for Budget.MaxDuration.
 	started time.Time
@@ -370,7 +368,9 @@ func (l *AgentLoop) run(ctx context.Context, msgs []Message, stream func(Event))
 		return nil, err
 	}
 	rn := l.newRun("", stream)
-	res := &RunResult{RunID: rn.id, Messages: slices.Clone(msgs)}
+	// Room for a turn or two, so a short run does not grow the transcript
+	// at every message.
+	res := &RunResult{RunID: rn.id, Messages: append(make([]Message, 0, len(msgs)+4), msgs...)}
 	rn.emit(&Event{Type: EventRunStart, Messages: msgs})
 	if fixed, synth, notes := repairTranscript(res.Messages); len(notes) > 0 {
 		res.Messages = fixed
@@ -394,7 +394,7 @@ func (rn *runState) budgetContext(ctx context.Context) (context.Context, context
 // budgetCause returns the *BudgetError that ended ctx, if it was the
 // budget's deadline and not the caller's cancellation.
 func budgetCause(outer, ctx context.Context) error {
-	if outer.Err() != nil {
+	if ctx.Err() == nil || outer.Err() != nil {
 		return nil
 	}
 	var be *BudgetError
@@ -468,7 +468,7 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 			return rn.end(res, nil)
 		}
 		done := rn.overBudget(res, msg.ToolCalls)
-		results, pending := rn.runTurn(ctx, msg.ToolCalls, done, rn.execCall)
+		results, pending := rn.runTurn(ctx, msg.ToolCalls, done, nil)
 		if len(pending) > 0 {
 			return rn.pause(res, results, pending)
 		}
@@ -702,7 +702,7 @@ func AssistantMessage(turn int, resp *Response) Message {
 }
 
 // generate asks the model for one turn, streaming if it can.
-func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, choice ToolChoice) (resp *Response, err error) {
+func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, choice ToolChoice) (*Response, error) {
 	req := &Request{Messages: msgs, ToolChoice: choice}
 	if l.Tools != nil {
 		req.Tools = l.Tools.Specs(ctx)
@@ -711,18 +711,32 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, 
 		rn.tokens.specs = estimateSpecs(req.Tools)
 	}
 	rn.emit(&Event{Type: EventModelRequest})
+	resp, err := l.callModel(ctx, rn, req)
+	if err == nil && resp == nil {
+		err = errors.New("model returned no response")
+	}
+	return resp, err
+}
+
+// callModel calls the model, streaming if it can, and turns a panic into
+// an error.
+func (l *AgentLoop) callModel(ctx context.Context, rn *runState, req *Request) (resp *Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp, err = nil, fmt.Errorf("model panicked: %v", p)
 		}
-		if err == nil && resp == nil {
-			err = errors.New("model returned no response")
-		}
 	}()
-	s, ok := l.Model.(Streamer)
-	if !ok {
-		return l.Model.Generate(ctx, req)
+	if s, ok := l.Model.(Streamer); ok {
+		return rn.streamTurn(ctx, s, req)
 	}
+	return l.Model.Generate(ctx, req)
+}
+
+// streamTurn takes a streamed turn, passing its deltas on as events. It is
+// apart from callModel because the loop body's closure makes what it
+// captures escape, which a model that does not stream should not pay for.
+func (rn *runState) streamTurn(ctx context.Context, s Streamer, req *Request) (*Response, error) {
+	var resp *Response
 	for ch, err := range s.Stream(ctx, req) {
 		if err != nil {
 			return nil, err
@@ -780,10 +794,7 @@ func execution(turn int, r *ToolResult) ToolExecution {
 
 // end reports the end of a run and returns its result.
 func (rn *runState) end(res *RunResult, err error) (*RunResult, error) {
-	rn.stopWorkers()
-	if rn.timer != nil {
-		rn.timer.Stop()
-	}
+	rn.putTimer()
 	if rn.observed {
 		acc := res.Accounting
 		e := &Event{Type: EventRunEnd, StopReason: res.StopReason, Usage: &res.Usage, Accounting: &acc}

@@ -36,6 +36,8 @@ type callRun struct {
 	callv Call
 	// decision, if set, settles an Ask verdict (RunCall).
 	decision *Approval
+	// parent is the context the call runs under, on its worker.
+	parent context.Context
 	// kind and source are the resolved tool's provenance.
 	kind   SourceKind
 	source string
@@ -43,8 +45,9 @@ type callRun struct {
 	repairs, modified []string
 	// result is where finish builds the call's result: a copy, so the
 	// loop never modifies a result the tool may still hold (typed tools
-	// write theirs here directly).
-	result ToolResult
+	// write theirs here directly). It is allocated apart from the call's
+	// state, so a transcript that keeps the result keeps none of the rest.
+	result *ToolResult
 	notes  []string // text the model sees after the output
 	stack  string
 
@@ -326,10 +329,7 @@ func (cr *callRun) cutOutput(res *ToolResult) *ToolResult {
 	if n <= budget {
 		return res
 	}
-	if res != &cr.result {
-		cr.result = *res // never modify a result the tool may still hold
-	}
-	r := &cr.result
+	r := cr.own(res)
 	r.Content, _ = truncateContent(r.Content, budget)
 	r.Meta.Bytes = max(r.Meta.Bytes, n)
 	r.Meta.Truncated = true
@@ -464,8 +464,9 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 		mw := cr.rn.l.Hooks.Middleware
 		if ft, ok := cr.e.tool.(resultWriter); ok && len(mw) == 0 {
 			// A typed tool writes its result in place: one allocation less.
-			if err = ft.runInto(&cr.ctx, cr.call, &cr.result); err == nil {
-				res = &cr.result
+			cr.result = new(ToolResult)
+			if err = ft.runInto(&cr.ctx, cr.call, cr.result); err == nil {
+				res = cr.result
 			}
 		} else if len(mw) > 0 {
 			res, err = chain(cr.e.tool.Run, mw)(&cr.ctx, cr.call)
@@ -503,10 +504,7 @@ func (cr *callRun) contextResult(timedOut bool, extra string) *ToolResult {
 // It returns nil if the turn's coordinator gave up on the call meanwhile
 // and answered for it.
 func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
-	if res != &cr.result {
-		cr.result = *res
-	}
-	r := &cr.result
+	r := cr.own(res)
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
 	r.Content = deepJSONAsText(r.Content)
 	switch {
@@ -562,6 +560,20 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 		cr.emit(&Event{Type: EventComplete, Result: r, Stack: cr.stack})
 	}
 	return r
+}
+
+// own returns res as the call's own result, which the loop may change: a
+// copy, unless res is that already. The loop never changes a result a tool
+// may still hold.
+func (cr *callRun) own(res *ToolResult) *ToolResult {
+	if res == cr.result {
+		return res
+	}
+	if cr.result == nil {
+		cr.result = new(ToolResult)
+	}
+	*cr.result = *res
+	return cr.result
 }
 
 // abandoned completes a call the coordinator gave up waiting for, with res.

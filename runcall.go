@@ -17,13 +17,8 @@ import "context"
 // set-up: a driver calls [AgentLoop.Validate] once, before it starts.
 func (l *AgentLoop) RunCall(ctx context.Context, runID string, turn int, tc ToolCall, decision *Approval) (*ToolResult, *PendingCall) {
 	rn := l.newRun(runID, nil)
-	rn.turn = turn
-	defer rn.stopWorkers()
-	exec := func(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
-		cr.decision = decision
-		return rn.execCall(ctx, cr)
-	}
-	results, pending := rn.runTurn(ctx, []ToolCall{tc}, nil, exec)
+	rn.turn, rn.decision = turn, decision
+	results, pending := rn.runTurn(ctx, []ToolCall{tc}, nil, nil)
 	if len(pending) > 0 {
 		return nil, &pending[0]
 	}

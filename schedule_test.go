@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,7 +92,6 @@ type callPlan struct {
 
 func runSchedule(t *testing.T, r *rand.Rand, name string) {
 	t.Helper()
-	base := runtime.NumGoroutine()
 	ncalls := 1 + r.IntN(4)
 	plans := make(map[string]callPlan, ncalls)
 	calls := make([]ToolCall, ncalls)
@@ -204,12 +202,18 @@ func runSchedule(t *testing.T, r *rand.Rand, name string) {
 	// Wait for every goroutine the schedule started (stubborn user code
 	// and the calls left behind) to end, so a late start would be seen.
 	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+	for workers.busy() > 0 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Microsecond)
 	}
 
 	mu.Lock()
 	defer mu.Unlock()
+	if len(lateStart) > 0 {
+		for _, res := range results {
+			t.Logf("result %s: %s %q", res.CallID, res.Status, res.Text())
+		}
+		t.Logf("plans %+v runcall=%v", plans, asked != nil)
+	}
 	require.Empty(t, lateStart, "%s: tools started after the run returned", name)
 	require.Len(t, results, len(asked), "%s: one result per call", name)
 	seen := map[string]bool{}

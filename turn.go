@@ -2,11 +2,12 @@ package toolloop
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
-// runTurn runs the calls of one assistant turn through exec and returns
-// their results in call order.
+// runTurn runs the calls of one assistant turn through exec (nil:
+// rn.execCall) and returns their results in call order.
 //
 // Each call runs on its own goroutine, up to MaxConcurrency at once. An
 // exclusive tool waits for the calls before it and holds back the calls
@@ -22,9 +23,11 @@ import (
 func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolResult,
 	exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) ([]*ToolResult, []PendingCall) {
 	n := len(calls)
-	t := &turn{
-		rn: rn, results: make([]*ToolResult, n), pend: make([]*PendingCall, n),
-		crs: make([]*callRun, n), seen: make([]bool, n), finished: make(chan int, n), begin: time.Now(),
+	t := &turn{rn: rn, exec: exec, finished: make(chan int, n), begin: time.Now()}
+	if n <= len(t.small.results) { // most turns: no allocation per slice
+		t.results, t.pend, t.crs, t.seen = t.small.results[:n], t.small.pend[:n], t.small.crs[:n], t.small.seen[:n]
+	} else {
+		t.results, t.pend, t.crs, t.seen = make([]*ToolResult, n), make([]*PendingCall, n), make([]*callRun, n), make([]bool, n)
 	}
 	copy(t.results, done)
 	limit := rn.l.maxConcurrency()
@@ -49,7 +52,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 				// Never started: answer at once.
 				cr := rn.newCall(calls[next], next)
 				t.crs[next] = cr
-				t.results[next], t.pend[next] = exec(ctx, cr)
+				t.results[next], t.pend[next] = t.run(ctx, cr)
 				next++
 				remaining--
 				continue
@@ -59,7 +62,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			if running >= limit || exclusiveRunning || (excl && running > 0) {
 				break
 			}
-			t.start(ctx, calls[next], next, rn.l.timeoutOf(e), exec)
+			t.start(ctx, calls[next], next, rn.l.timeoutOf(e))
 			exclusiveRunning = excl
 			running++
 			next++
@@ -121,6 +124,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 	if t.armed {
 		rn.timer.Stop()
 	}
+	rn.putTimer()
 	var pending []PendingCall
 	for i, p := range t.pend {
 		if p != nil {
@@ -134,6 +138,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 // turn is runTurn's bookkeeping.
 type turn struct {
 	rn       *runState
+	exec     func(context.Context, *callRun) (*ToolResult, *PendingCall) // nil: rn.execCall
 	results  []*ToolResult
 	pend     []*PendingCall
 	crs      []*callRun
@@ -142,59 +147,44 @@ type turn struct {
 	begin    time.Time
 	armed    bool          // rn.timer is set for this turn
 	wakeAt   time.Duration // when, since begin
+	// small holds the slices of turns of up to four calls.
+	small struct {
+		results [4]*ToolResult
+		pend    [4]*PendingCall
+		crs     [4]*callRun
+		seen    [4]bool
+	}
 }
 
-// start runs call i on its own goroutine.
-func (t *turn) start(ctx context.Context, tc ToolCall, i int, timeout time.Duration, exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) {
+// run runs call cr through the turn's exec.
+func (t *turn) run(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
+	if t.exec != nil {
+		return t.exec(ctx, cr)
+	}
+	return t.rn.execCall(ctx, cr)
+}
+
+// start runs call i on a worker goroutine.
+func (t *turn) start(ctx context.Context, tc ToolCall, i int, timeout time.Duration) {
 	cr := t.rn.newCall(tc, i)
-	cr.turn, cr.timeout = t, timeout
+	cr.turn, cr.timeout, cr.parent = t, timeout, ctx
 	t.crs[i] = cr
-	t.rn.spawn(func() {
-		res, p := exec(ctx, cr)
-		if res == nil && p == nil {
-			return // abandoned: the coordinator answered already
-		}
-		if p != nil && !cr.state.CompareAndSwap(callRunning, callFinished) {
-			return
-		}
-		t.results[i], t.pend[i] = res, p
-		t.finished <- i
-	})
+	workers.run(cr)
 }
 
-// spawn runs f on an idle worker of the run, or on a new one. Workers live
-// until the run ends (a worker stuck in a tool that will not return lives
-// until the tool does), so a turn's calls start on goroutines whose stacks
-// have already grown.
-func (rn *runState) spawn(f func()) {
-	select {
-	case rn.jobs <- f:
+// run is the call's job on its worker (see turn.start): it runs the call
+// and hands its result to the turn's coordinator.
+func (cr *callRun) run() {
+	t, i := cr.turn, int(cr.index)
+	res, p := t.run(cr.parent, cr)
+	if res == nil && p == nil {
+		return // abandoned: the coordinator answered already
+	}
+	if p != nil && !cr.state.CompareAndSwap(callRunning, callFinished) {
 		return
-	default:
 	}
-	if rn.quit == nil {
-		rn.quit = make(chan struct{})
-		rn.jobs = make(chan func())
-	}
-	jobs, quit := rn.jobs, rn.quit
-	go func() {
-		for {
-			f()
-			select {
-			case f = <-jobs:
-			case <-quit:
-				return
-			}
-		}
-	}()
-}
-
-// stopWorkers lets the run's idle workers exit.
-func (rn *runState) stopWorkers() {
-	if rn.quit != nil && !rn.stopped {
-		close(rn.quit)
-		rn.stopped = true
-	}
+	t.results[i], t.pend[i] = res, p
+	t.finished <- i
 }
 
 // abandon answers for call i, which is still running: timed out, or
@@ -228,8 +218,12 @@ func (t *turn) wakeBy(d time.Duration) {
 	}
 	t.wakeAt, t.armed = at, true
 	if t.rn.timer == nil {
-		t.rn.timer = time.NewTimer(d)
-		return
+		if tm, ok := timers.Get().(*time.Timer); ok {
+			t.rn.timer = tm
+		} else {
+			t.rn.timer = time.NewTimer(d)
+			return
+		}
 	}
 	t.rn.timer.Reset(d)
 }
@@ -241,8 +235,21 @@ func (t *turn) timerC() <-chan time.Time {
 	return t.rn.timer.C
 }
 
+// timers holds stopped timers for the turns of runs to come: RunCall makes
+// a run per call, and a timer each would cost it two allocations.
+var timers sync.Pool
+
+// putTimer gives the run's timer, stopped, back to the pool.
+func (rn *runState) putTimer() {
+	if rn.timer != nil {
+		rn.timer.Stop()
+		timers.Put(rn.timer)
+		rn.timer = nil
+	}
+}
+
 func (rn *runState) newCall(tc ToolCall, i int) *callRun {
-	return &callRun{rn: rn, tc: tc, index: int32(i), start: time.Now()}
+	return &callRun{rn: rn, tc: tc, index: int32(i), start: time.Now(), decision: rn.decision}
 }
 
 func (rn *runState) lookup(ctx context.Context, name string) *entry {

@@ -21,6 +21,7 @@ type FuncTool[In any] struct {
 	name, description string
 	schema            json.RawMessage
 	fn                func(context.Context, In) (any, error)
+	dec               *structDecoder // nil: decode with encoding/json
 }
 
 // NewTool builds a tool from fn, inferring the input schema from In, which
@@ -49,7 +50,8 @@ func NewTool[In any](name, description string, fn func(context.Context, In) (any
 	if err != nil {
 		panic("toolloop: NewTool " + name + ": " + err.Error())
 	}
-	return &FuncTool[In]{name: name, description: description, schema: schema, fn: fn}
+	return &FuncTool[In]{name: name, description: description, schema: schema, fn: fn,
+		dec: newStructDecoder(reflect.TypeFor[In]())}
 }
 
 // Spec implements [Tool].
@@ -82,8 +84,11 @@ type resultWriter interface {
 
 func (t *FuncTool[In]) runInto(ctx context.Context, call *Call, res *ToolResult) error {
 	var in In
-	if err := call.Bind(&in); err != nil {
-		return err
+	if t.dec == nil || !t.dec.decode(call.Arguments, reflect.ValueOf(&in).Elem()) {
+		in = *new(In) // the fast decoder may have filled part of it
+		if err := call.Bind(&in); err != nil {
+			return err
+		}
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
