@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -81,6 +80,12 @@ type Shadowing struct {
 // when a source's tool list changes at run time, resolves by kind (local,
 // builtin, plugin, mcp; sources of one kind in the order they were added),
 // is logged as a warning and is listed by [ToolRegistry.Shadowed].
+//
+// It is made for thousands of tools: lookups take no lock, Register costs
+// the same per tool whether tools come one at a time or all at once, tools
+// with identical input schemas share one compiled schema, and a name that
+// resolves to nothing is matched against all names for suggestions
+// through an index, not one by one.
 type ToolRegistry struct {
 	// Logger, if set, receives reports of shadowed tools and of sources
 	// that fail to refresh. Set it before adding sources.
@@ -95,9 +100,12 @@ type ToolRegistry struct {
 	mu        sync.Mutex // serializes changes
 	refreshMu sync.Mutex // one refresh at a time
 	sources   []*sourceState
-	local     []Tool
+	schemas   schemaCache
 	dirty     atomic.Bool
-	snap      atomic.Pointer[snapshot]
+	// snap is what lookups read, without a lock. A change makes a new
+	// snapshot; Register's makes it from the last one in time that does
+	// not grow with the number of tools.
+	snap atomic.Pointer[snapshot]
 }
 
 type sourceState struct {
@@ -113,23 +121,71 @@ type sourceState struct {
 type entry struct {
 	tool   Tool
 	spec   ToolSpec
-	schema *jsonschema.Schema
-	fast   *fastSchema // nil unless the schema is in the fast path's subset
+	schema *jsonschema.Schema // shared by the tools whose schemas have key
+	fast   *fastSchema        // nil unless the schema is in the fast path's subset
+	key    schemaKey
 	kind   SourceKind
 	source string
 }
 
+// snapshot is the registry as lookups see it. Only the table of names is
+// made when the registry changes; the sorted specs and the index of names
+// for suggestions are made on first use.
 type snapshot struct {
-	byName   map[string]*entry
-	specs    []ToolSpec // sorted by name
+	table nameTable
+	// shadowed is sorted by name, then by the loser's place in the
+	// resolution order.
 	shadowed []Shadowing
+
+	viewOnce sync.Once
+	specs    []ToolSpec // sorted by name
+	names    []string   // the names of specs
+
+	indexOnce sync.Once
+	index     *nameIndex // over names
 }
 
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// sortedSpecs returns the specs of the tools names resolve to, sorted by
+// name.
+func (s *snapshot) sortedSpecs() []ToolSpec {
+	s.viewOnce.Do(func() {
+		es := s.table.appendTo(make([]*entry, 0, s.table.len()))
+		slices.SortFunc(es, func(a, b *entry) int { return strings.Compare(a.spec.Name, b.spec.Name) })
+		if len(es) == 0 {
+			return
+		}
+		s.specs = make([]ToolSpec, len(es))
+		s.names = make([]string, len(es))
+		for i, e := range es {
+			s.specs[i], s.names[i] = e.spec, e.spec.Name
+		}
+	})
+	return s.specs
+}
+
+func (s *snapshot) nameIndex() *nameIndex {
+	s.indexOnce.Do(func() {
+		s.sortedSpecs()
+		s.index = newNameIndex(s.names)
+	})
+	return s.index
+}
 
 // ValidToolName reports whether name is a tool name every major provider
 // accepts: 1 to 64 characters from a-z, A-Z, 0-9, _ and -.
-func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
+func ValidToolName(name string) bool {
+	if len(name) < 1 || len(name) > 64 {
+		return false
+	}
+	for i := range len(name) {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // kindRank is a kind's place in the resolution order; unknownKind for a
 // kind the registry does not know.
@@ -155,15 +211,27 @@ const unknownKind = 4
 // invalid or taken ([ErrToolNameTaken]: by a tool registered before, or,
 // unless AllowShadowing is set, by another source's tool), or a schema
 // does not compile.
+//
+// Register takes time for the tools it adds, not for those registered
+// before: registering tools one at a time costs no more than in one call,
+// and a schema identical to one the registry has already is not compiled
+// again.
 func (r *ToolRegistry) Register(tools ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	all := append(slices.Clone(r.local), tools...)
-	entries, err := compileTools(SourceLocal, LocalSource, all)
+	var table nameTable
+	if s := r.snap.Load(); s != nil {
+		table = s.table
+	}
+	mine := func(name string) bool {
+		e := table.get(name)
+		return e != nil && e.source == LocalSource && e.kind == SourceLocal
+	}
+	entries, err := r.schemas.compileTools(SourceLocal, LocalSource, tools, mine)
 	if err != nil {
 		return err
 	}
-	if err := r.checkTaken(LocalSource, SourceLocal, entries[len(r.local):]); err != nil {
+	if err := r.checkTaken(LocalSource, SourceLocal, entries); err != nil {
 		return err
 	}
 	st := r.find(LocalSource)
@@ -171,9 +239,9 @@ func (r *ToolRegistry) Register(tools ...Tool) error {
 		st = &sourceState{src: NewSource(LocalSource, SourceLocal), kind: SourceLocal, name: LocalSource, order: -1}
 		r.sources = append(r.sources, st)
 	}
-	st.tools = entries
-	r.local = all
-	r.rebuild()
+	st.tools = append(st.tools, entries...)
+	r.schemas.commit(entries)
+	r.addLocal(entries)
 	return nil
 }
 
@@ -199,16 +267,16 @@ func (r *ToolRegistry) AddSource(ctx context.Context, src Source) error {
 	if kindRank(kind) == unknownKind {
 		return fmt.Errorf("toolloop: source %q: unknown kind %q", name, kind)
 	}
+	if name == LocalSource {
+		return fmt.Errorf("toolloop: source name %q is reserved for Register", name)
+	}
 	tools, err := src.Tools(ctx)
 	if err != nil {
 		return fmt.Errorf("toolloop: source %q: listing tools: %w", name, err)
 	}
-	entries, err := compileTools(kind, name, tools)
+	entries, err := r.schemas.compileTools(kind, name, tools, nil)
 	if err != nil {
 		return err
-	}
-	if name == LocalSource {
-		return fmt.Errorf("toolloop: source name %q is reserved for Register", name)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -220,6 +288,7 @@ func (r *ToolRegistry) AddSource(ctx context.Context, src Source) error {
 	}
 	st := &sourceState{src: src, kind: kind, name: name, order: len(r.sources), tools: entries}
 	r.sources = append(r.sources, st)
+	r.schemas.commit(entries)
 	r.rebuild()
 	if n, ok := src.(Notifier); ok {
 		n.Notify(func() {
@@ -274,7 +343,7 @@ func (r *ToolRegistry) refreshLocked(ctx context.Context) error {
 		wg.Go(func() {
 			tools, err := st.src.Tools(ctx)
 			if err == nil {
-				entries[i], err = compileTools(st.kind, st.name, tools)
+				entries[i], err = r.schemas.compileTools(st.kind, st.name, tools, nil)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("toolloop: refreshing source %q: %w", st.name, err)
@@ -290,6 +359,7 @@ func (r *ToolRegistry) refreshLocked(ctx context.Context) error {
 	for i, st := range stale {
 		if errs[i] == nil {
 			st.tools, changed = entries[i], true
+			r.schemas.commit(entries[i])
 		}
 	}
 	if changed {
@@ -304,7 +374,7 @@ func (r *ToolRegistry) refreshLocked(ctx context.Context) error {
 func (r *ToolRegistry) Specs(ctx context.Context) []ToolSpec {
 	r.maybeRefresh(ctx)
 	if s := r.snap.Load(); s != nil {
-		return s.specs
+		return s.sortedSpecs()
 	}
 	return nil
 }
@@ -334,11 +404,7 @@ func (r *ToolRegistry) Suggest(name string) []string {
 	if s == nil {
 		return nil
 	}
-	names := make([]string, len(s.specs))
-	for i, sp := range s.specs {
-		names[i] = sp.Name
-	}
-	return closestNames(name, names, 3)
+	return s.nameIndex().closest(name, 3)
 }
 
 func (r *ToolRegistry) resolve(ctx context.Context, name string) *entry {
@@ -347,7 +413,7 @@ func (r *ToolRegistry) resolve(ctx context.Context, name string) *entry {
 	if s == nil {
 		return nil
 	}
-	return s.byName[name]
+	return s.table.get(name)
 }
 
 func (r *ToolRegistry) find(name string) *sourceState {
@@ -368,7 +434,8 @@ func (r *ToolRegistry) logger() *slog.Logger {
 
 var discardLogger = slog.New(slog.DiscardHandler)
 
-// rebuild makes a new snapshot from the sources. r.mu must be held.
+// rebuild makes a new snapshot from the sources, and forgets the schemas
+// of tools that are gone. r.mu must be held.
 func (r *ToolRegistry) rebuild() {
 	order := slices.Clone(r.sources)
 	slices.SortStableFunc(order, func(a, b *sourceState) int {
@@ -377,57 +444,91 @@ func (r *ToolRegistry) rebuild() {
 		}
 		return a.order - b.order
 	})
-	old := r.snap.Load()
-	s := &snapshot{byName: map[string]*entry{}}
+	b := nameTable{}.builder()
+	var shadowed []Shadowing
 	for _, st := range order {
 		for _, e := range st.tools {
-			if w, taken := s.byName[e.spec.Name]; taken {
-				sh := Shadowing{Name: e.spec.Name, Winner: string(w.kind) + ":" + w.source, Loser: string(e.kind) + ":" + e.source}
-				s.shadowed = append(s.shadowed, sh)
-				if old == nil || !slices.Contains(old.shadowed, sh) {
-					level := slog.LevelWarn
-					if r.AllowShadowing {
-						level = slog.LevelInfo
-					}
-					r.logger().Log(context.Background(), level, "tool shadowed by an earlier source", "tool", sh.Name, "winner", sh.Winner, "loser", sh.Loser)
-				}
+			if w := b.t.get(e.spec.Name); w != nil {
+				shadowed = append(shadowed, Shadowing{Name: e.spec.Name, Winner: label(w), Loser: label(e)})
 				continue
 			}
-			s.byName[e.spec.Name] = e
-			s.specs = append(s.specs, e.spec)
+			b.put(e)
 		}
 	}
-	slices.SortFunc(s.specs, func(a, b ToolSpec) int { return strings.Compare(a.Name, b.Name) })
-	r.snap.Store(s)
+	slices.SortStableFunc(shadowed, func(a, b Shadowing) int { return strings.Compare(a.Name, b.Name) })
+	var fresh []Shadowing
+	if len(shadowed) > 0 {
+		before := map[Shadowing]bool{}
+		if s := r.snap.Load(); s != nil {
+			for _, sh := range s.shadowed {
+				before[sh] = true
+			}
+		}
+		for _, sh := range shadowed {
+			if !before[sh] {
+				fresh = append(fresh, sh)
+			}
+		}
+	}
+	r.publish(b.table(), shadowed, fresh)
+	r.schemas.sweep(r.sources)
 }
 
-// compileTools checks and compiles a source's tools.
-func compileTools(kind SourceKind, source string, tools []Tool) ([]*entry, error) {
-	seen := make(map[string]bool, len(tools))
-	entries := make([]*entry, 0, len(tools))
-	for _, t := range tools {
-		if t == nil {
-			return nil, fmt.Errorf("toolloop: source %q: nil tool", source)
-		}
-		spec := t.Spec()
-		if !ValidToolName(spec.Name) {
-			return nil, fmt.Errorf("toolloop: source %q: invalid tool name %q: want 1 to 64 of a-z, A-Z, 0-9, _ and -", source, spec.Name)
-		}
-		if seen[spec.Name] {
-			return nil, fmt.Errorf("%w: source %q has two tools named %q", ErrToolNameTaken, source, spec.Name)
-		}
-		seen[spec.Name] = true
-		if len(spec.InputSchema) == 0 {
-			spec.InputSchema = emptyObjectSchema
-		}
-		schema, err := compileSchema(spec.Name, spec.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("toolloop: source %q: tool %q: %w", source, spec.Name, err)
-		}
-		entries = append(entries, &entry{tool: t, spec: spec, schema: schema, fast: compileFast(spec.InputSchema), kind: kind, source: source})
+// addLocal adds Register's new entries to the snapshot: a put each in the
+// table of names, and, for a name that another source's tool had, a
+// change to the list of shadowed tools. r.mu must be held.
+func (r *ToolRegistry) addLocal(entries []*entry) {
+	var table nameTable
+	var shadowed []Shadowing
+	if s := r.snap.Load(); s != nil {
+		table, shadowed = s.table, s.shadowed
 	}
-	return entries, nil
+	b := table.builder()
+	var displaced []*entry
+	for _, e := range entries {
+		if w := b.put(e); w != nil {
+			displaced = append(displaced, w)
+		}
+	}
+	var fresh []Shadowing // all new: the local source had none of these names
+	if len(displaced) > 0 {
+		shadowed = slices.Clone(shadowed)
+		winner := string(SourceLocal) + ":" + LocalSource
+		for _, w := range displaced {
+			// w loses to the new tool, ahead of the tools that lost to
+			// it, which now lose to the new tool too.
+			name := w.spec.Name
+			lo, _ := slices.BinarySearchFunc(shadowed, name, func(s Shadowing, name string) int { return strings.Compare(s.Name, name) })
+			hi := lo
+			for hi < len(shadowed) && shadowed[hi].Name == name {
+				hi++
+			}
+			repl := []Shadowing{{Name: name, Winner: winner, Loser: label(w)}}
+			for _, sh := range shadowed[lo:hi] {
+				repl = append(repl, Shadowing{Name: name, Winner: winner, Loser: sh.Loser})
+			}
+			shadowed = slices.Replace(shadowed, lo, hi, repl...)
+			fresh = append(fresh, repl...)
+		}
+	}
+	r.publish(b.table(), shadowed, fresh)
 }
+
+// publish makes the table and shadowed list what lookups see, and logs
+// fresh, the shadowings that are new. r.mu must be held.
+func (r *ToolRegistry) publish(table nameTable, shadowed, fresh []Shadowing) {
+	for _, sh := range fresh {
+		level := slog.LevelWarn
+		if r.AllowShadowing {
+			level = slog.LevelInfo
+		}
+		r.logger().Log(context.Background(), level, "tool shadowed by an earlier source", "tool", sh.Name, "winner", sh.Winner, "loser", sh.Loser)
+	}
+	r.snap.Store(&snapshot{table: table, shadowed: shadowed})
+}
+
+// label names an entry's source as "kind:name".
+func label(e *entry) string { return string(e.kind) + ":" + e.source }
 
 // checkTaken refuses entries of the source whose names another source
 // already has, unless shadowing is allowed. r.mu must be held.
@@ -440,8 +541,8 @@ func (r *ToolRegistry) checkTaken(source string, kind SourceKind, entries []*ent
 		return nil
 	}
 	for _, e := range entries {
-		w, taken := s.byName[e.spec.Name]
-		if !taken || w.source == source {
+		w := s.table.get(e.spec.Name)
+		if w == nil || w.source == source {
 			continue
 		}
 		return fmt.Errorf("%w: tool %q of %s:%s is already provided by %s:%s; rename one of them, or set ToolRegistry.AllowShadowing to let the %s tool win",

@@ -21,17 +21,30 @@ var errNoRemoteRefs = errors.New("schemas may not load other documents")
 // object describing an object, and may not load anything from outside
 // itself: a tool source is not allowed to make the host read files or the
 // network through a $ref.
-func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	var doc map[string]any
+//
+// The result does not depend on the tool's name, only on the schema's
+// bytes, so tools with identical schemas may share one (see schemaCache).
+// Most of the time goes to the schema library checking the schema against
+// its metaschema, which it does on every compile.
+func compileSchema(_ string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	// Only the top-level type is looked at here; the library decodes the
+	// whole document itself.
+	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("input schema is not a JSON object: %v", err)
 	}
-	if !describesObject(doc["type"]) {
-		return nil, fmt.Errorf(`input schema must have "type": "object", has %v`, typeOrNone(doc["type"]))
+	var typ any
+	if t, ok := doc["type"]; ok {
+		if err := json.Unmarshal(t, &typ); err != nil {
+			return nil, fmt.Errorf("input schema: %v", err)
+		}
+	}
+	if !describesObject(typ) {
+		return nil, fmt.Errorf(`input schema must have "type": "object", has %v`, typeOrNone(typ))
 	}
 	c := jsonschema.NewCompiler()
 	c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errNoRemoteRefs }
-	url := "mem://toolloop/" + name + ".json"
+	const url = "mem://toolloop/input-schema.json"
 	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
 		return nil, fmt.Errorf("input schema: %v", err)
 	}
