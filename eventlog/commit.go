@@ -31,8 +31,9 @@ type flusher interface{ Flush() error }
 //   - a paused run resuming: its approved calls run next, and a replay
 //     that did not know of it would still hold the run as paused, to be
 //     resumed again;
-//   - a run's end, pause included: the caller takes over, and may act on
-//     the run's result or end the process.
+//   - a run's end (a run that pauses logs run.paused, then run.end): the
+//     caller takes over, and may act on the run's result or end the
+//     process.
 //
 // Every other durable event can wait for the next sync point: a lost
 // completion leaves its call without a result, which a replay treats as

@@ -276,3 +276,28 @@ func TestSyncsPerTurn(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncPoint(t *testing.T) {
+	text := ev(toolloop.EventModelResponse)
+	text.Response = looptest.Text("done")
+	tests := []struct {
+		name string
+		e    toolloop.Event
+		want bool
+	}{
+		{"a response with calls", syncPoint("call_1"), true},
+		{"a response without calls", text, false},
+		{"a response without its body", ev(toolloop.EventModelResponse), false},
+		{"a resumption", ev(toolloop.EventRunResumed), true},
+		{"a run's end", ev(toolloop.EventRunEnd), true},
+		{"a run's start", ev(toolloop.EventRunStart), false},
+		{"a pause, which run.end follows", ev(toolloop.EventRunPaused), false},
+		{"a completion", completion("call_1", "echo"), false},
+		{"a transient event", ev(toolloop.EventStart), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, eventlog.SyncPoint(tt.e))
+		})
+	}
+}
