@@ -1,7 +1,6 @@
 package eventlog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/toolloop/toolloop"
@@ -21,25 +19,29 @@ import (
 const DefaultBufferSize = 64 << 10
 
 // Options configure a [Writer]. The zero value writes every event, writes
-// each durable event through at once, and syncs it to stable storage before
-// Record returns.
+// each durable event through at once, and syncs at the sync points: before
+// a turn's tool calls run, when a paused run resumes, and when a run ends
+// (see the package doc for the policies, what each costs and what a crash
+// can lose).
 //
 // Durable events are always written through to the underlying writer
 // before Record returns, whatever the options: for a file that puts them in
 // the operating system's hands, which is enough to survive the process
 // being killed. Syncing (fsync) is what makes them survive the machine
 // losing power, and it is the costly part; the options choose how often to
-// pay for it.
+// pay for it. Records that need a sync at the same time, from runs that
+// share the Writer, share one.
 type Options struct {
-	// SyncEvery syncs once this many durable events have been written since
-	// the last sync; 0 means 1, after each one.
+	// SyncEvery, if positive, also syncs once this many durable events
+	// have been written since the last sync, before Record returns: 1
+	// syncs each durable event. 0 syncs at the sync points only.
 	SyncEvery int
-	// SyncInterval, if positive, syncs by time instead of by count: a
-	// durable event is synced at once if the last sync is at least this
-	// old, and otherwise within this interval (a timer does it if no other
-	// event comes).
+	// SyncInterval, if positive, syncs by time instead of by count, on top
+	// of the sync points: a durable event is synced at once if the last
+	// sync is at least this old, and otherwise within this interval (a
+	// timer does it if no other event comes).
 	SyncInterval time.Duration
-	// NoSync never syncs, not even on Close.
+	// NoSync never syncs, not even at the sync points or on Close.
 	NoSync bool
 
 	// DropTransient leaves transient events out of the log. Replaying needs
@@ -59,45 +61,54 @@ type Options struct {
 // ErrClosed is the error of Flush and Sync on a closed Writer.
 var ErrClosed = errors.New("eventlog: writer is closed")
 
-// syncer is what *os.File offers to make writes durable.
-type syncer interface{ Sync() error }
-
-// cannotSync reports whether a Sync error means the file is of a kind
-// that cannot be synced, rather than that syncing failed.
-func cannotSync(err error) bool {
-	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, errors.ErrUnsupported)
-}
-
-// flusher is a writer that buffers, like bufio.Writer or gzip.Writer.
-type flusher interface{ Flush() error }
-
 // Writer appends events to a log as JSON Lines. Use its Record method as
 // an AgentLoop's OnEvent. It is safe for concurrent use, so several loops
 // may share one Writer.
 //
 // Record never fails and never panics: the first error writing or syncing
-// stops the log, and Err and Close report it. An event that cannot be
-// encoded is skipped and its error reported the same way, but the log goes
-// on.
+// stops the log, and Err and Close report it. A Record that was waiting
+// for a sync that failed returns with Err reporting the failure, so an
+// event is durable once Record has returned and Err is nil, when the
+// policy syncs it. An event that cannot be encoded is skipped and its
+// error reported the same way, but the log goes on.
+//
+// The underlying writer is used without the Writer's lock held, so that
+// Records go on while a sync is under way, and the Records that need a
+// sync meanwhile share the next one (group commit). An *os.File is written
+// to while it is being synced; any other writer gets one call at a time,
+// so it need not be safe for concurrent use.
 type Writer struct {
-	opts   Options
-	under  io.Writer
-	file   *os.File // set when the Writer owns the file
-	mu     sync.Mutex
-	bw     *bufio.Writer
-	buf    bytes.Buffer
-	enc    *json.Encoder
-	err    error // the first error, reported by Err and Close
-	broken bool  // a write failed: the log may end in a torn line, so stop
-	closed bool
-	// unsynced counts the durable events written since the last sync.
-	unsynced int
-	lastSync time.Time
+	opts  Options
+	under io.Writer
+	file  *os.File // set when the Writer owns the file
+	size  int      // the buffer size
+
+	mu   sync.Mutex
+	cond sync.Cond // on mu: an I/O batch ended
+	// pend holds the events appended and not yet written; spare is the
+	// buffer of the last batch, kept for reuse (nil while a batch is
+	// under way).
+	pend, spare []byte
+	// Positions in the stream of bytes this Writer appends: the end of the
+	// last event appended, of what was written through, of what a sync
+	// made durable, and of the last durable event.
+	appended, written, synced, durable int64
+	// writing, syncing: a goroutine is writing to or syncing the
+	// underlying writer, without mu. overlap: the two may happen at once
+	// (an *os.File).
+	writing, syncing, overlap bool
+	// sinceSync counts the durable events appended since the last sync.
+	sinceSync int
+	lastSync  time.Time
 	// unsyncable: the underlying file cannot be synced (a pipe, a
-	// terminal), so only flush it.
+	// terminal), so only write to it. Only the syncing goroutine uses it.
 	unsyncable bool
 	timer      *time.Timer
-	closeErr   error
+
+	err      error // the first error, reported by Err and Close
+	broken   bool  // a write or sync failed: stop
+	closed   bool
+	closeErr error
 }
 
 // NewWriter returns a Writer that appends to w. The Writer does not own w:
@@ -108,9 +119,9 @@ func NewWriter(w io.Writer, opts Options) *Writer {
 	if size <= 0 {
 		size = DefaultBufferSize
 	}
-	lw := &Writer{opts: opts, under: w, bw: bufio.NewWriterSize(w, size), lastSync: time.Now()}
-	lw.enc = json.NewEncoder(&lw.buf)
-	lw.enc.SetEscapeHTML(false)
+	lw := &Writer{opts: opts, under: w, size: size, pend: make([]byte, 0, min(size, 4<<10)), lastSync: time.Now()}
+	lw.cond.L = &lw.mu
+	_, lw.overlap = w.(*os.File)
 	return lw
 }
 
@@ -213,7 +224,9 @@ func lastLineStart(f *os.File, size int64) (int64, error) {
 }
 
 // Record appends e to the log. It is meant to be an AgentLoop's OnEvent.
-// After an error or Close it does nothing.
+// A durable event is written through before Record returns, and synced
+// first if the policy says so (see [Options]). After an error or Close
+// it does nothing.
 func (w *Writer) Record(e toolloop.Event) {
 	durable := !e.Type.Transient()
 	if !durable && w.opts.DropTransient {
@@ -222,101 +235,54 @@ func (w *Writer) Record(e toolloop.Event) {
 	if w.opts.Redact != nil {
 		e = w.opts.Redact(e)
 	}
+	eb := getEncoder()
+	defer putEncoder(eb)
+	err := eb.enc.Encode(e)
+
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.broken {
 		return
 	}
-	w.buf.Reset()
-	if err := w.enc.Encode(e); err != nil {
+	if err != nil {
 		w.note(fmt.Errorf("eventlog: encoding a %s event: %w", e.Type, err))
 		return
 	}
-	if _, err := w.bw.Write(w.buf.Bytes()); err != nil {
-		w.fail(err)
-		return
-	}
+	w.pend = append(w.pend, eb.buf.Bytes()...)
+	w.appended += int64(eb.buf.Len())
 	if !durable {
+		if len(w.pend) >= w.size {
+			w.commit(w.appended, false)
+		}
 		return
 	}
-	if err := w.bw.Flush(); err != nil {
-		w.fail(err)
-		return
-	}
-	w.unsynced++
-	w.maybeSync()
+	w.durable = w.appended
+	w.commit(w.appended, w.policySyncs(e))
 }
 
-// maybeSync syncs if the policy says so. w.mu is held.
-func (w *Writer) maybeSync() {
-	switch {
-	case w.opts.NoSync:
-		w.unsynced = 0
-	case w.opts.SyncInterval > 0:
-		wait := w.opts.SyncInterval - time.Since(w.lastSync)
-		if wait <= 0 {
-			w.syncLocked()
-			return
-		}
-		if w.timer == nil {
-			w.timer = time.AfterFunc(wait, w.onTimer)
-		}
-	case w.unsynced >= max(w.opts.SyncEvery, 1):
-		w.syncLocked()
-	}
+// encoder encodes one event at a time, outside the Writer's lock.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
-func (w *Writer) onTimer() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.timer = nil
-	if w.closed || w.broken || w.unsynced == 0 {
-		return
-	}
-	w.syncLocked()
+var encoders = sync.Pool{New: func() any {
+	eb := new(encoder)
+	eb.enc = json.NewEncoder(&eb.buf)
+	eb.enc.SetEscapeHTML(false)
+	return eb
+}}
+
+func getEncoder() *encoder {
+	eb := encoders.Get().(*encoder)
+	eb.buf.Reset()
+	return eb
 }
 
-// syncLocked flushes the buffer and syncs the underlying writer. w.mu is
-// held.
-func (w *Writer) syncLocked() {
-	if err := w.bw.Flush(); err != nil {
-		w.fail(err)
-		return
+func putEncoder(eb *encoder) {
+	if eb.buf.Cap() <= DefaultBufferSize { // let a huge event's buffer go
+		encoders.Put(eb)
 	}
-	if f, ok := w.under.(flusher); ok {
-		if err := f.Flush(); err != nil {
-			w.fail(err)
-			return
-		}
-	}
-	if s, ok := w.under.(syncer); ok && !w.unsyncable {
-		if err := s.Sync(); err != nil {
-			if !cannotSync(err) {
-				w.fail(err)
-				return
-			}
-			// A pipe or a terminal, such as os.Stdout: writing through is
-			// all there is to do.
-			w.unsyncable = true
-		}
-	}
-	w.unsynced = 0
-	w.lastSync = time.Now()
-	if w.timer != nil {
-		w.timer.Stop()
-		w.timer = nil
-	}
-}
-
-func (w *Writer) note(err error) {
-	if w.err == nil {
-		w.err = err
-	}
-}
-
-func (w *Writer) fail(err error) {
-	w.note(fmt.Errorf("eventlog: writing: %w", err))
-	w.broken = true
 }
 
 // Flush writes buffered transient events through to the underlying writer,
@@ -327,25 +293,20 @@ func (w *Writer) Flush() error {
 	if w.closed {
 		return ErrClosed
 	}
-	if !w.broken {
-		if err := w.bw.Flush(); err != nil {
-			w.fail(err)
-		}
-	}
+	w.commit(w.appended, false)
 	return w.err
 }
 
 // Sync writes buffered events through and syncs the underlying writer to
-// stable storage, whatever the options say.
+// stable storage, whatever the options say. It does nothing if nothing was
+// appended since the last sync.
 func (w *Writer) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return ErrClosed
 	}
-	if !w.broken {
-		w.syncLocked()
-	}
+	w.commit(w.appended, true)
 	return w.err
 }
 
@@ -356,9 +317,10 @@ func (w *Writer) Err() error {
 	return w.err
 }
 
-// Close flushes the log, syncs it unless Options.NoSync is set, and closes
-// the file if the Writer owns it. It returns the first error the Writer
-// met. Calling Close again returns the same result and does nothing else.
+// Close writes the log through, syncs it unless Options.NoSync is set, and
+// closes the file if the Writer owns it. It returns the first error the
+// Writer met. Calling Close again returns the same result and does nothing
+// else.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -370,14 +332,9 @@ func (w *Writer) Close() error {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	if !w.broken {
-		if w.opts.NoSync {
-			if err := w.bw.Flush(); err != nil {
-				w.fail(err)
-			}
-		} else {
-			w.syncLocked()
-		}
+	w.commit(w.appended, !w.opts.NoSync)
+	for w.writing || w.syncing { // a batch that failed, and still has its waiters
+		w.cond.Wait()
 	}
 	if w.file != nil {
 		if err := w.file.Close(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,16 +19,49 @@ import (
 )
 
 // fakeFile is an io.Writer with Sync that counts what it is asked to do
-// and can be made to fail.
+// and can be made to fail. It models fsync: a Sync makes durable what was
+// written before it began, and after a Sync failed, what it was to make
+// durable is lost, whatever later ones say.
 type fakeFile struct {
 	mu     sync.Mutex
 	buf    bytes.Buffer
 	writes int
 	syncs  int
-	err    error
+	err    error // fails every Write and Sync
+	// failSync, if positive, fails that Sync (counting from 1) with
+	// errBoom; failed records that one did.
+	failSync int
+	failed   bool
+	// synced is the length of buf that completed syncs made durable.
+	synced int
+	// syncHook, if set, is called at the start of each Sync with its
+	// number, without mu held.
+	syncHook func(n int)
+	// writing and syncing count the Writes and Syncs under way; concurrent
+	// records that two Writes or two Syncs ever were, mixed that a Write
+	// and a Sync were.
+	writing, syncing  atomic.Int32
+	concurrent, mixed atomic.Bool
+}
+
+func (f *fakeFile) enter(mine, other *atomic.Int32) {
+	if mine.Add(1) > 1 {
+		f.concurrent.Store(true)
+	}
+	if other.Load() > 0 {
+		f.mixed.Store(true)
+	}
+}
+
+// oneAtATime reports whether the Writer never made two calls at once,
+// or, if overlap is set, never two of one kind.
+func (f *fakeFile) oneAtATime(overlap bool) bool {
+	return !f.concurrent.Load() && (overlap || !f.mixed.Load())
 }
 
 func (f *fakeFile) Write(p []byte) (int, error) {
+	f.enter(&f.writing, &f.syncing)
+	defer f.writing.Add(-1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -38,16 +72,53 @@ func (f *fakeFile) Write(p []byte) (int, error) {
 }
 
 func (f *fakeFile) Sync() error {
+	f.enter(&f.syncing, &f.writing)
+	defer f.syncing.Add(-1)
+	f.mu.Lock()
+	f.syncs++
+	n, size, hook := f.syncs, f.buf.Len(), f.syncHook
+	f.mu.Unlock()
+	if hook != nil {
+		hook(n)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.syncs++
-	return f.err
+	switch {
+	case f.err != nil:
+		return f.err
+	case n == f.failSync:
+		f.failed = true
+		return errBoom
+	case !f.failed:
+		f.synced = size
+	}
+	return nil
 }
 
 func (f *fakeFile) state() (lines, syncs int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return strings.Count(f.buf.String(), "\n"), f.syncs
+}
+
+// durable reports whether the line of the call with this ID was written
+// and made durable.
+func (f *fakeFile) durable(id string) bool {
+	return f.durableText(`"call_id":"` + id + `"`)
+}
+
+// durableText reports whether the first line that holds text was written
+// and made durable.
+func (f *fakeFile) durableText(text string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.buf.Bytes()
+	i := bytes.Index(b, []byte(text))
+	if i < 0 {
+		return false
+	}
+	end := bytes.IndexByte(b[i:], '\n')
+	return end >= 0 && i+end+1 <= f.synced
 }
 
 func ev(t toolloop.EventType) toolloop.Event {
@@ -62,38 +133,85 @@ func completion(id, name string) toolloop.Event {
 	return e
 }
 
+// turnEvents is a run of two turns as the loop reports it: the first asks
+// for two calls, the second answers.
+func turnEvents() []toolloop.Event {
+	calls := &toolloop.Response{Message: toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{
+		{ID: "call_a", Name: "echo"}, {ID: "call_b", Name: "echo"}}}}
+	answer := &toolloop.Response{Message: toolloop.Message{Role: toolloop.RoleAssistant,
+		Content: []toolloop.Content{toolloop.TextContent("done")}}}
+	withResponse := func(r *toolloop.Response) toolloop.Event {
+		e := ev(toolloop.EventModelResponse)
+		e.Response = r
+		return e
+	}
+	return []toolloop.Event{
+		ev(toolloop.EventRunStart),
+		ev(toolloop.EventModelRequest),
+		withResponse(calls), // a sync point
+		ev(toolloop.EventStart),
+		completion("call_a", "echo"),
+		completion("call_b", "echo"),
+		withResponse(answer),
+		ev(toolloop.EventRunEnd), // a sync point
+	}
+}
+
 func TestWriterSyncPolicy(t *testing.T) {
 	tests := []struct {
 		name string
 		opts eventlog.Options
-		// durable events recorded, and syncs expected before Close and
-		// after it.
-		durable                 int
-		syncsBefore, syncsAfter int
+		// syncs after each of turnEvents, and after Close.
+		syncs      []int
+		afterClose int
 	}{
-		{name: "default syncs each durable event", durable: 3, syncsBefore: 3, syncsAfter: 4},
-		{name: "every 2", opts: eventlog.Options{SyncEvery: 2}, durable: 5, syncsBefore: 2, syncsAfter: 3},
-		{name: "never", opts: eventlog.Options{NoSync: true}, durable: 3, syncsBefore: 0, syncsAfter: 0},
-		{name: "long interval waits", opts: eventlog.Options{SyncInterval: time.Hour}, durable: 3, syncsBefore: 0, syncsAfter: 1},
+		{name: "default syncs at the sync points", syncs: []int{0, 0, 1, 1, 1, 1, 1, 2}, afterClose: 2},
+		{name: "every 1", opts: eventlog.Options{SyncEvery: 1}, syncs: []int{1, 1, 2, 2, 3, 4, 5, 6}, afterClose: 6},
+		{name: "every 2", opts: eventlog.Options{SyncEvery: 2}, syncs: []int{0, 0, 1, 1, 1, 2, 2, 3}, afterClose: 3},
+		{name: "never", opts: eventlog.Options{NoSync: true}, syncs: []int{0, 0, 0, 0, 0, 0, 0, 0}, afterClose: 0},
+		{name: "long interval", opts: eventlog.Options{SyncInterval: time.Hour}, syncs: []int{0, 0, 1, 1, 1, 1, 1, 2}, afterClose: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := new(fakeFile)
 			w := eventlog.NewWriter(f, tt.opts)
-			for i := range tt.durable {
-				w.Record(ev(toolloop.EventProgress)) // transient: buffered
-				w.Record(completion("call_"+string(rune('a'+i)), "echo"))
+			written := 0
+			for i, e := range turnEvents() {
+				w.Record(e)
+				if !e.Type.Transient() {
+					written = i + 1 // with the transient ones before it
+				}
+				lines, syncs := f.state()
+				assert.Equal(t, written, lines, "after event %d: durable events are written through, whatever the policy", i)
+				assert.Equal(t, tt.syncs[i], syncs, "syncs after event %d (%s)", i, e.Type)
 			}
-			lines, syncs := f.state()
-			// Durable events are written through whatever the policy, and
-			// carry the transient ones before them.
-			assert.Equal(t, 2*tt.durable, lines)
-			assert.Equal(t, tt.syncsBefore, syncs)
 			require.NoError(t, w.Close())
-			_, syncs = f.state()
-			assert.Equal(t, tt.syncsAfter, syncs)
+			_, syncs := f.state()
+			assert.Equal(t, tt.afterClose, syncs)
+			assert.True(t, f.oneAtATime(false), "one write or sync at a time")
 		})
 	}
+}
+
+// TestWriterCloseSyncs: Close syncs what the policy left unsynced, and
+// only that.
+func TestWriterCloseSyncs(t *testing.T) {
+	f := new(fakeFile)
+	w := eventlog.NewWriter(f, eventlog.Options{})
+	w.Record(completion("call_1", "echo"))
+	_, syncs := f.state()
+	assert.Zero(t, syncs, "a completion waits for the next sync point")
+	assert.False(t, f.durable("call_1"))
+	require.NoError(t, w.Sync())
+	assert.True(t, f.durable("call_1"))
+	require.NoError(t, w.Sync())
+	_, syncs = f.state()
+	assert.Equal(t, 1, syncs, "nothing new to sync")
+	w.Record(completion("call_2", "echo"))
+	require.NoError(t, w.Close())
+	assert.True(t, f.durable("call_2"))
+	_, syncs = f.state()
+	assert.Equal(t, 2, syncs)
 }
 
 // TestWriterPipe checks that a file that cannot be synced, such as a pipe
@@ -164,15 +282,19 @@ func TestWriterErrors(t *testing.T) {
 		assert.NotPanics(t, func() { w.Record(completion("call_3", "echo")) })
 	})
 	t.Run("sync error", func(t *testing.T) {
-		f := new(fakeFile)
-		w := eventlog.NewWriter(f, eventlog.Options{})
+		f := &fakeFile{failSync: 2}
+		w := eventlog.NewWriter(f, eventlog.Options{SyncEvery: 1})
 		w.Record(completion("call_1", "echo"))
-		f.mu.Lock()
-		f.err = errBoom
-		f.mu.Unlock()
+		require.NoError(t, w.Err())
+		assert.True(t, f.durable("call_1"))
 		w.Record(completion("call_2", "echo"))
 		assert.ErrorIs(t, w.Err(), errBoom)
+		assert.False(t, f.durable("call_2"))
+		w.Record(completion("call_3", "echo"))
 		assert.ErrorIs(t, w.Close(), errBoom)
+		lines, syncs := f.state()
+		assert.Equal(t, 2, lines, "nothing is written after a failed sync")
+		assert.Equal(t, 2, syncs, "nor synced, not even by Close")
 	})
 	t.Run("an event that cannot be encoded is skipped", func(t *testing.T) {
 		var buf bytes.Buffer
@@ -291,4 +413,28 @@ func TestWriterConcurrent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, rp.Completed, 400)
 	assert.Equal(t, 800, rp.Events)
+}
+
+// panicFile panics when written to or synced.
+type panicFile struct{ sync bool }
+
+func (f panicFile) Write(p []byte) (int, error) {
+	if !f.sync {
+		panic("write")
+	}
+	return len(p), nil
+}
+
+func (f panicFile) Sync() error { panic("sync") }
+
+// TestWriterPanickingFile: a panic of the underlying writer stops the log
+// like an error, and Record does not panic.
+func TestWriterPanickingFile(t *testing.T) {
+	for _, inSync := range []bool{false, true} {
+		w := eventlog.NewWriter(panicFile{sync: inSync}, eventlog.Options{SyncEvery: 1})
+		assert.NotPanics(t, func() { w.Record(completion("call_1", "echo")) })
+		assert.Error(t, w.Err())
+		assert.NotPanics(t, func() { w.Record(completion("call_2", "echo")) })
+		assert.Error(t, w.Close())
+	}
 }
