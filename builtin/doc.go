@@ -16,7 +16,9 @@
 //   - read_file: a UTF-8 text file, or a range of its lines.
 //   - write_file: creates or replaces a file, atomically.
 //   - edit_file: exact string replacements, all or none.
-//   - apply_patch: a unified diff over one or more files, all or none.
+//   - apply_patch: a patch over one or more files, all or none: either in
+//     the "*** Begin Patch" form OpenAI's models are trained to write
+//     (the format of Codex's apply_patch tool), or a unified diff.
 //   - list_directory: a directory's entries, to a depth.
 //   - grep_search: RE2 search over file contents.
 //   - file_search: ** glob search over file paths.
@@ -43,8 +45,7 @@
 // a result of kind denied; malformed paths (NUL bytes, over-long names) with
 // kind invalid_args. Directory walks never follow symbolic links. An
 // absolute path that lies inside the workspace is accepted and treated as
-// relative to it. Hard links inside the workspace that point at files
-// elsewhere cannot be told apart from ordinary files: do not create them.
+// relative to it. Hard links are the exception: see below.
 //
 // exec_shell runs commands in an operating-system sandbox (see [Sandbox]),
 // on by default wherever the platform has one; the file tools' checks
@@ -55,6 +56,74 @@
 // The same holds for web_fetch, whose address checks stop requests to
 // this machine and its private networks but not the exfiltration of data
 // to a public server.
+//
+// # What confinement does not cover
+//
+// Hard links. A hard link in the workspace to a file elsewhere is that
+// file, under a second name: no tool can tell it from an ordinary file.
+// read_file and grep_search read through it. Writes never reach the file
+// elsewhere: write_file, edit_file and apply_patch write a new file and
+// rename it over the link, and a delete removes the link only. Commands
+// in the Linux sandbox cannot make such a link to a file outside the
+// places they may write (Landlock refuses it), but an unconfined command,
+// or any program outside the agent, can. The tools do not refuse files
+// with more than one link, because package managers (uv, pnpm) and local
+// git clones make them for good reasons. To rule the leak out, keep the
+// sandbox on and make it required ([Sandbox.Required]), and do not start
+// an agent on a tree that already has links to files it should not read
+// (find . -type f -links +1 lists the candidates).
+//
+// Processes that leave the command's process group. exec_shell kills a
+// command's process group when the command ends or times out; a process
+// that left it (setsid, a daemon that double-forks) keeps running after
+// the call returns. In the sandbox it stays confined, but it can go on
+// changing the workspace while the agent works, and use CPU and memory. To end such processes, run the agent in a container,
+// virtual machine or cgroup (systemd-run --user --scope) whose end kills
+// everything in it; or, where a container already confines the program
+// and the package's sandbox is disabled, give each command a PID
+// namespace of its own, whose processes all die with the command's shell:
+//
+//	Shell: builtin.ShellOptions{
+//		Command: []string{"unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "/bin/sh", "-c"},
+//		Sandbox: builtin.Sandbox{Disabled: true},
+//	}
+//
+// (The Landlock sandbox and unshare do not combine: Landlock refuses the
+// write of the new user namespace's ID map.) The resources a command uses
+// are not limited either; a container or cgroup limits them.
+//
+// # Names in results
+//
+// list_directory, file_search and grep_search show a path verbatim,
+// unless it holds a control character (newline, carriage return, tab,
+// escape, DEL, C1), another character that is not printable, or bytes
+// that are not UTF-8, or starts with a double quote or starts or ends
+// with a space: then it is shown Go-quoted ("a\nb.txt", see
+// [strconv.Quote]), so that a file name can never fake a line of output
+// or a terminal escape. Every file tool takes a path in that quoted form
+// too, so the model can pass back what it was shown. In grep_search's matched
+// lines, control characters other than tab are shown as escapes (\r,
+// \x1b, \u2028); backslashes in the file are left as they are, so there a
+// backslash sequence may be either.
+//
+// # Patches
+//
+// The "*** Begin Patch" form holds Add File, Delete File and Update File
+// operations (with an optional Move to), each Update File with hunks that
+// may start at an @@ line naming a line to seek to first; several @@
+// lines in a row narrow the search. Hunks apply in order, each after the
+// one before. A hunk's context and removed lines are matched exactly
+// first; failing that, ignoring trailing whitespace; then leading and
+// trailing whitespace; then taking Unicode dashes, quotes and spaces as
+// their ASCII forms. The result says when a hunk matched loosely. The
+// parser takes what models send: markers padded with spaces, a patch
+// wrapped in a heredoc or a Markdown code fence, CRLF, empty lines that
+// lost their leading space, a hunk of only added lines (appended to the
+// file, or placed after its @@ line). Context lines keep the file's own
+// text; added lines get the file's line ending; a file without a final
+// newline keeps lacking one. Unlike Codex's own tool, apply_patch applies
+// all of a patch or none of it, and refuses to add or move a file onto
+// one that exists.
 //
 // # The shell's sandbox
 //
@@ -109,7 +178,7 @@
 //     user;
 //   - use CPU, memory and disk space without limit, and leave processes
 //     that escaped its process group (setsid) running, still confined,
-//     after the call returns.
+//     after the call returns (see "What confinement does not cover").
 //
 // Programs installed under a home folder (~/.cargo, ~/.pyenv, ~/go) cannot
 // be read, so cannot run, unless [Sandbox.Readable] lists them; a build

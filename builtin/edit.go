@@ -44,7 +44,7 @@ func (w *workspace) editFile(_ context.Context, _ *toolloop.Call, in *editFileIn
 		return nil, err
 	}
 	if !c.existed {
-		return nil, invalid("%s does not exist; use write_file to create it", display(rel))
+		return nil, invalid("%s does not exist; use write_file to create it", shown(rel))
 	}
 	data, _, err := w.readText(rel)
 	var be *binaryError
@@ -66,7 +66,7 @@ func (w *workspace) editFile(_ context.Context, _ *toolloop.Call, in *editFileIn
 					err = errors.Join(err, errors.New("(the edits before it were applied first; old_string must match the text as they left it)"))
 				}
 			}
-			return nil, invalid("%s%s: %v; the file was not changed", where, display(rel), err)
+			return nil, invalid("%s%s: %v; the file was not changed", where, shown(rel), err)
 		}
 		text = next
 		replacements += n
@@ -79,7 +79,7 @@ func (w *workspace) editFile(_ context.Context, _ *toolloop.Call, in *editFileIn
 		return nil, err
 	}
 	r := toolloop.TextResult(fmt.Sprintf("edited %s: %s, %s; the file now has %s",
-		display(rel), plural(len(in.Edits), "edit", "edits"), plural(replacements, "replacement", "replacements"),
+		shown(rel), plural(len(in.Edits), "edit", "edits"), plural(replacements, "replacement", "replacements"),
 		plural(countLines(text), "line", "lines")))
 	r.Meta.Extra = map[string]any{"path": display(rel), "edits": len(in.Edits), "replacements": replacements}
 	return r, nil

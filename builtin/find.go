@@ -27,7 +27,7 @@ type fileSearchIn struct {
 func (w *workspace) fileSearchTool() toolloop.Tool {
 	desc := fmt.Sprintf(`Find files and folders in the workspace whose path matches a glob pattern, such as **/*_test.go, src/**/*.{ts,tsx} or Makefile. Use it to locate files by name; use grep_search to search their contents.
 
-A pattern without / matches names at any depth (*.md finds every Markdown file); a pattern with / matches the whole path relative to the searched directory, where ** matches any number of folders. Returns matching paths relative to the workspace root in tree order, folders ending in "/". Leaves out .git, node_modules and what .gitignore files ignore, and does not follow symbolic links. Returns at most max_results paths (default %d, at most %d) and says when there are more: narrow the pattern or the path.`,
+A pattern without / matches names at any depth (*.md finds every Markdown file); a pattern with / matches the whole path relative to the searched directory, where ** matches any number of folders. Returns matching paths relative to the workspace root in tree order, folders ending in "/"; a path with a control character or another unprintable character in it is shown Go-quoted (such as "a\nb.txt"), a form the other tools take too. Leaves out .git, node_modules and what .gitignore files ignore, and does not follow symbolic links. Returns at most max_results paths (default %d, at most %d) and says when there are more: narrow the pattern or the path.`,
 		defaultFindResults, maxFindResults)
 	return newTool(toolDef{name: FileSearch, description: desc, annotations: titled(readOnly, "Find files")}, w.fileSearch)
 }
@@ -57,7 +57,7 @@ func (w *workspace) fileSearch(ctx context.Context, _ *toolloop.Call, in *fileSe
 				return nil, err
 			}
 			if _, err := w.root.Lstat(s); err != nil {
-				return toolloop.TextResult(fmt.Sprintf("[no paths match %q in %s]", in.Pattern, base)), nil
+				return toolloop.TextResult(fmt.Sprintf("[no paths match %q in %s]", in.Pattern, quoteName(base))), nil
 			}
 			start = s
 		}
@@ -65,7 +65,7 @@ func (w *workspace) fileSearch(ctx context.Context, _ *toolloop.Call, in *fileSe
 	if fi, err := w.root.Stat(start); err != nil {
 		return nil, fsError(display(start), err)
 	} else if !fi.IsDir() {
-		return nil, invalid("%s is not a directory", display(start))
+		return nil, invalid("%s is not a directory", shown(start))
 	}
 	var found []string
 	more := false
@@ -95,12 +95,12 @@ func (w *workspace) fileSearch(ctx context.Context, _ *toolloop.Call, in *fileSe
 	}
 	var b strings.Builder
 	for _, f := range found {
-		b.WriteString(f)
+		b.WriteString(quoteName(f))
 		b.WriteByte('\n')
 	}
 	switch {
 	case len(found) == 0:
-		fmt.Fprintf(&b, "[no paths match %q in %s", in.Pattern, base)
+		fmt.Fprintf(&b, "[no paths match %q in %s", in.Pattern, quoteName(base))
 		if wk.skipped > 0 {
 			fmt.Fprintf(&b, "; %s left out: .git, node_modules or .gitignore", plural(wk.skipped, "entry", "entries"))
 		}

@@ -31,21 +31,21 @@ func (w *workspace) readText(rel string) ([]byte, fs.FileInfo, error) {
 		return nil, nil, fsError(display(rel), err)
 	}
 	if fi.IsDir() {
-		return nil, nil, invalid("%s is a directory; use list_directory to see what it holds", display(rel))
+		return nil, nil, invalid("%s is a directory; use list_directory to see what it holds", shown(rel))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, invalid("%s is not a regular file (%s)", display(rel), fi.Mode().Type())
+		return nil, nil, invalid("%s is not a regular file (%s)", shown(rel), fi.Mode().Type())
 	}
 	if fi.Size() > w.opts.MaxFileBytes {
 		return nil, nil, invalid("%s is %d bytes, larger than the %d-byte limit of this tool; use grep_search to find the lines you need, or exec_shell with head, tail or sed to see parts of it",
-			display(rel), fi.Size(), w.opts.MaxFileBytes)
+			shown(rel), fi.Size(), w.opts.MaxFileBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, w.opts.MaxFileBytes+1))
 	if err != nil {
 		return nil, nil, fsError(display(rel), err)
 	}
 	if int64(len(data)) > w.opts.MaxFileBytes {
-		return nil, nil, invalid("%s grew past the %d-byte limit while being read", display(rel), w.opts.MaxFileBytes)
+		return nil, nil, invalid("%s grew past the %d-byte limit while being read", shown(rel), w.opts.MaxFileBytes)
 	}
 	if isBinary(data) {
 		return data, fi, &binaryError{rel: rel, mime: mimeType(rel, data)}
@@ -68,7 +68,7 @@ type binaryError struct {
 }
 
 func (e *binaryError) Error() string {
-	return display(e.rel) + " is a binary file (" + e.mime + "); this tool works on UTF-8 text only"
+	return shown(e.rel) + " is a binary file (" + e.mime + "); this tool works on UTF-8 text only"
 }
 
 func isBinary(data []byte) bool {
@@ -207,7 +207,7 @@ func (w *workspace) mkdirAll(dir string) ([]string, error) {
 		fi, err := w.root.Lstat(d)
 		if err == nil {
 			if !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
-				return nil, invalid("%s: is not a directory", display(d))
+				return nil, invalid("%s: is not a directory", shown(d))
 			}
 			break
 		}
@@ -281,11 +281,11 @@ func (w *workspace) target(rel string) (c *fileChange, err error) {
 			return nil, fsError(display(rel), err)
 		}
 		dest, _ := w.root.Readlink(rel)
-		return nil, invalid("%s is a symbolic link (to %s); name the file it points to instead", display(rel), dest)
+		return nil, invalid("%s is a symbolic link (to %s); name the file it points to instead", shown(rel), quoteName(dest))
 	case fi.IsDir():
-		return nil, invalid("%s is a directory", display(rel))
+		return nil, invalid("%s is a directory", shown(rel))
 	case !fi.Mode().IsRegular():
-		return nil, invalid("%s is not a regular file", display(rel))
+		return nil, invalid("%s is not a regular file", shown(rel))
 	}
 	c.existed, c.perm = true, fi.Mode().Perm()
 	return c, nil

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -53,6 +54,95 @@ func FuzzPaths(f *testing.F) {
 		if abs != "" && !strings.HasPrefix(abs, filepath.Join(parent, "ws")+string(filepath.Separator)) {
 			_, err := os.Lstat(abs)
 			assert.ErrorIs(t, err, fs.ErrNotExist, "%s was created outside the workspace", abs)
+		}
+	})
+}
+
+// envFuzzFiles are the files the fuzzed hunks are applied to: LF, CRLF,
+// no final newline, empty.
+var envFuzzFiles = []string{
+	"class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n",
+	"one\r\ntwo\r\nthree\r\n",
+	"a\nb\nc",
+	"",
+}
+
+// FuzzEnvelope parses arbitrary text as a *** Begin Patch patch and
+// applies the hunks of every Update File to a few files. It must never
+// panic, and a result must hold together: a patch that parses has file
+// operations with paths; a hunk set that applies changes the file's line
+// count by its added minus its removed lines (plus at most the empty
+// lines it may take as added), and one with only context lines leaves
+// the file as it was.
+//
+//	go test -fuzz FuzzEnvelope ./builtin
+func FuzzEnvelope(f *testing.F) {
+	for _, cases := range [][]envCase{envPublicCases, envSloppyCases} {
+		for _, tc := range cases {
+			f.Add(tc.patch)
+		}
+	}
+	f.Add("*** Begin Patch\n*** Update File: x\n@@ class A:\n@@     def g(self):\n         return 2\n*** End of File\n*** End Patch")
+	f.Add("*** Begin Patch\n*** Update File: x\n@@\n\n\n@@\n*** End Patch")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > 1<<16 {
+			t.Skip("bounded: at most 64 KiB")
+		}
+		e, found, err := findEnvelope(text)
+		if !found || err != nil {
+			return
+		}
+		ops, err := e.parse()
+		if err != nil {
+			var pe *envParseError
+			require.ErrorAs(t, err, &pe)
+			assert.Positive(t, pe.line)
+			return
+		}
+		require.NotEmpty(t, ops)
+		for _, op := range ops {
+			require.NotEmpty(t, op.path)
+			if op.kind != envUpdateFile || len(op.chunks) == 0 {
+				continue
+			}
+			for _, file := range envFuzzFiles {
+				out, _, err := applyChunks(context.Background(), []byte(file), op.chunks)
+				if err != nil {
+					continue
+				}
+				added, removed, soft, changes := 0, 0, 0, false
+				for _, c := range op.chunks {
+					for _, l := range c.lines {
+						switch {
+						case l.soft:
+							soft++
+						case l.op == '+':
+							added++
+							changes = true
+						case l.op == '-':
+							removed++
+							changes = true
+						}
+					}
+				}
+				// A file without a final newline keeps lacking one, so its
+				// last line, even an empty one, has none.
+				open := file != "" && !strings.HasSuffix(file, "\n")
+				lines := func(s string) int {
+					n := strings.Count(s, "\n")
+					if open && s != "" {
+						n++
+					}
+					return n
+				}
+				// Empty lines without a prefix between added lines may
+				// have been taken as added.
+				delta := lines(string(out)) - lines(file)
+				assert.True(t, delta >= added-removed && delta <= added-removed+soft, "file %q, output %q", file, out)
+				if !changes {
+					assert.Equal(t, file, string(out))
+				}
+			}
 		}
 	})
 }

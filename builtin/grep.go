@@ -37,7 +37,7 @@ type grepSearchIn struct {
 func (w *workspace) grepSearchTool() toolloop.Tool {
 	desc := fmt.Sprintf(`Search the contents of files in the workspace for a regular expression, like grep -rn. Use it to find definitions, uses and error messages.
 
-The pattern is an RE2 regular expression (Go syntax: no lookaround, no backreferences) matched against single lines; set case_insensitive to ignore case. Searches the whole workspace, or the file or folder given as path, optionally only files matching glob. Leaves out .git, node_modules, files that .gitignore ignores, binary files, files over %d bytes and symbolic links. Prints one matching line per result as "path:line: text", in path order, with long lines cut to about %d bytes around the match. Returns at most max_results lines (default %d, at most %d); when there are more it says so: narrow the pattern, the path or the glob rather than raising the limit.`,
+The pattern is an RE2 regular expression (Go syntax: no lookaround, no backreferences) matched against single lines; set case_insensitive to ignore case. Searches the whole workspace, or the file or folder given as path, optionally only files matching glob. Leaves out .git, node_modules, files that .gitignore ignores, binary files, files over %d bytes and symbolic links. Prints one matching line per result as "path:line: text", in path order, with long lines cut to about %d bytes around the match. A path with a control character or another unprintable character in it is shown Go-quoted (such as "a\nb.txt"), a form the other tools take too; in the text, control characters other than tab are shown as escapes (\r, \x1b, \u0085), while backslashes in the file are left as they are. Returns at most max_results lines (default %d, at most %d); when there are more it says so: narrow the pattern, the path or the glob rather than raising the limit.`,
 		w.opts.MaxFileBytes, maxHitBytes, defaultGrepResults, maxGrepResults)
 	return newTool(toolDef{name: GrepSearch, description: desc, annotations: titled(readOnly, "Search file contents")}, w.grepSearch)
 }
@@ -201,7 +201,7 @@ func (w *workspace) grepSearch(ctx context.Context, _ *toolloop.Call, in *grepSe
 					cancel()
 					break
 				}
-				hits = append(hits, fmt.Sprintf("%s:%d: %s", r.rel, h.line, h.text))
+				hits = append(hits, fmt.Sprintf("%s:%d: %s", quoteName(r.rel), h.line, h.text))
 			}
 		}
 	}
@@ -222,7 +222,7 @@ func grepOutput(in *grepSearchIn, rel string, hits []string, files, skipped, ign
 	}
 	switch {
 	case len(hits) == 0:
-		fmt.Fprintf(&b, "[no matches for %q in %s", in.Pattern, display(rel))
+		fmt.Fprintf(&b, "[no matches for %q in %s", in.Pattern, shown(rel))
 		if in.Glob != "" {
 			fmt.Fprintf(&b, " (files matching %q)", in.Glob)
 		}
@@ -378,12 +378,12 @@ func (s *searcher) search(data []byte, limit int) []grepHit {
 	return hits
 }
 
-// excerpt returns the line as shown: CR removed, valid UTF-8, and cut to
-// about maxHitBytes around the match.
+// excerpt returns the line as shown: CR removed, valid UTF-8, control
+// characters escaped, and cut to about maxHitBytes around the match.
 func (s *searcher) excerpt(line []byte) string {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	if len(line) <= maxHitBytes {
-		return strings.ToValidUTF8(string(line), "\uFFFD")
+		return escapeControls(strings.ToValidUTF8(string(line), "\uFFFD"))
 	}
 	str := string(line)
 	from := 0
@@ -398,5 +398,35 @@ func (s *searcher) excerpt(line []byte) string {
 	if to < len(str) {
 		out += fmt.Sprintf("... [line cut: %d bytes]", len(str))
 	}
-	return strings.ToValidUTF8(out, "\uFFFD")
+	return escapeControls(strings.ToValidUTF8(out, "\uFFFD"))
+}
+
+// escapeControls returns a line of text with the characters that could
+// fake or hide output written as escapes: a carriage return as \r, the
+// other C0 controls but tab, and DEL, as \xNN, and C1 controls and the
+// Unicode line and paragraph separators as \uNNNN. Everything else,
+// backslashes included, is left as it is: code is full of them.
+func escapeControls(s string) string {
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		c := s[i]
+		clean = (c >= 0x20 || c == '\t') && c != 0x7f && c != 0xc2 && c != 0xe2
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t' || (r >= 0x20 && r < 0x7f) || (r > 0x9f && r != 0x2028 && r != 0x2029):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }

@@ -26,7 +26,7 @@ type listDirectoryIn struct {
 func (w *workspace) listDirectoryTool() toolloop.Tool {
 	desc := fmt.Sprintf(`List the files and folders in a workspace directory, down to a depth (default %d, at most %d).
 
-Prints one entry per line as a path relative to the workspace root: folders end in "/", files show their size, symbolic links show their target (links are not followed). Leaves out .git, node_modules and whatever .gitignore files ignore, and says how many entries it left out. Lists at most %d entries, shallowest first; when there are more it says so, and you can list a subfolder or use a smaller depth. To find files by name pattern use file_search; to search contents use grep_search.`,
+Prints one entry per line as a path relative to the workspace root: folders end in "/", files show their size, symbolic links show their target (links are not followed). A name that holds a control character (newline, tab, escape...), another unprintable character or bytes that are not UTF-8, or that starts with a double quote or starts or ends with a space, is shown Go-quoted, such as "a\nb.txt": the other tools take a path in that quoted form too. Leaves out .git, node_modules and whatever .gitignore files ignore, and says how many entries it left out. Lists at most %d entries, shallowest first; when there are more it says so, and you can list a subfolder or use a smaller depth. To find files by name pattern use file_search; to search contents use grep_search.`,
 		defaultListDepth, maxListDepth, maxListEntries)
 	return newTool(toolDef{name: ListDirectory, description: desc, annotations: titled(readOnly, "List directory")}, w.listDirectory)
 }
@@ -50,7 +50,7 @@ func (w *workspace) listDirectory(ctx context.Context, _ *toolloop.Call, in *lis
 	if fi, err := w.root.Stat(rel); err != nil {
 		return nil, fsError(display(rel), err)
 	} else if !fi.IsDir() {
-		return nil, invalid("%s is not a directory; use read_file to read a file", display(rel))
+		return nil, invalid("%s is not a directory; use read_file to read a file", shown(rel))
 	}
 	wk := &walker{root: w.root}
 	// Breadth first, so that when the listing is cut it still shows every
@@ -118,15 +118,15 @@ func describe(dir *os.Root, rel string, de fs.DirEntry) listEntry {
 	name := de.Name()
 	switch {
 	case de.IsDir():
-		return listEntry{rel: rel, line: rel + "/", dir: true}
+		return listEntry{rel: rel, line: quoteName(rel + "/"), dir: true}
 	case de.Type()&fs.ModeSymlink != 0:
 		dest, err := dir.Readlink(name)
 		if err != nil {
 			dest = "?"
 		}
-		return listEntry{rel: rel, line: rel + " -> " + dest}
+		return listEntry{rel: rel, line: quoteName(rel) + " -> " + quoteName(dest)}
 	}
-	line := rel
+	line := quoteName(rel)
 	if fi, err := dir.Lstat(name); err == nil && fi.Mode().IsRegular() {
 		line += " (" + size(fi.Size()) + ")"
 	}

@@ -13,13 +13,32 @@ import (
 )
 
 type applyPatchIn struct {
-	Patch string `json:"patch" jsonschema:"minLength=1" jsonschema_description:"A unified diff (as made by diff -u or git diff) with ---/+++ file headers and @@ hunks. Paths are relative to the workspace root; a/ and b/ prefixes are allowed."`
+	Patch string `json:"patch" jsonschema:"minLength=1" jsonschema_description:"The patch: either the *** Begin Patch ... *** End Patch form, or a unified diff (as made by diff -u or git diff) with ---/+++ file headers and @@ hunks. Paths are relative to the workspace root."`
 }
 
 func (w *workspace) applyPatchTool() toolloop.Tool {
-	desc := `Apply a unified diff to one or more text files in the workspace, all or none.
+	desc := `Apply a patch to one or more text files in the workspace, all or none. Two forms are accepted.
 
-The patch is what diff -u or git diff prints: for each file a "--- old" and "+++ new" header (/dev/null for a created or deleted file; a/ and b/ prefixes are fine) followed by @@ -start,count +start,count @@ hunks whose context and removed lines must match the file exactly. The counts in each @@ header must equal the lines in its hunk. If a hunk's lines are not at the line number its header gives, it is applied where they match nearest to it. If any hunk of any file does not apply, nothing is changed and the error names the file and the hunk. Binary patches are not supported. Prefer edit_file for a single small change.`
+1. The *** Begin Patch form:
+
+*** Begin Patch
+*** Add File: src/new.py
++every line of the new file, after a +
+*** Update File: src/app.py
+*** Move to: src/main.py
+@@ class Greeter
+@@     def greet(self):
+         name = self.name
+-        print("Hi")
++        print("Hello", name)
+*** Delete File: src/old.py
+*** End Patch
+
+Add File creates a file that must not exist. Update File changes one that exists, and Move to (optional) renames it to a path that must not exist. Each hunk starts with @@: the text after @@, if any, is a line to find first, such as a class or function header, and several @@ lines in a row narrow the search. Hunk lines start with a space (context), - (removed) or + (added); give about 3 lines of context around each change. Hunks apply in file order, each after the one before. Context and removed lines must match the file; where they do not match exactly, a match ignoring trailing whitespace, then leading and trailing whitespace, then Unicode dashes, quotes and spaces versus ASCII ones is used, and the result says so. A hunk of only + lines with no @@ text adds them at the end of the file. "*** End of File" after a hunk means it ends the file. New lines get the file's line endings (CRLF or LF).
+
+2. A unified diff, as diff -u or git diff prints: for each file a "--- old" and "+++ new" header (/dev/null for a created or deleted file; a/ and b/ prefixes are fine) followed by @@ -start,count +start,count @@ hunks whose context and removed lines must match the file exactly. The counts in each @@ header must equal the lines in its hunk. A hunk whose lines are not at the line number its header gives is applied where they match nearest to it.
+
+If any hunk of any file does not apply, nothing is changed and the error names the file and the hunk. Binary files are not supported. Prefer edit_file for a single small change.`
 	return newTool(toolDef{name: ApplyPatch, description: desc, annotations: titled(writes, "Apply patch"), exclusive: true}, w.applyPatch)
 }
 
@@ -33,6 +52,12 @@ type patched struct {
 }
 
 func (w *workspace) applyPatch(ctx context.Context, _ *toolloop.Call, in *applyPatchIn) (*toolloop.ToolResult, error) {
+	if env, ok, err := findEnvelope(in.Patch); ok {
+		if err != nil {
+			return nil, err
+		}
+		return w.applyEnvelope(ctx, env)
+	}
 	files, _, err := gitdiff.Parse(strings.NewReader(in.Patch))
 	if err != nil {
 		return nil, invalid("the patch could not be parsed: %v; nothing was changed", err)
@@ -41,32 +66,7 @@ func (w *workspace) applyPatch(ctx context.Context, _ *toolloop.Call, in *applyP
 		return nil, invalid("the patch has no file changes: expected \"--- path\" and \"+++ path\" headers followed by @@ hunks")
 	}
 	traditional := !strings.Contains(in.Patch, "diff --git ")
-	state := map[string]*patched{}
-	var order []string
-	load := func(name string) (*patched, error) {
-		rel, err := w.rel(name, false)
-		if err != nil {
-			return nil, err
-		}
-		if p := state[rel]; p != nil {
-			return p, nil
-		}
-		c, err := w.target(rel)
-		if err != nil {
-			return nil, err
-		}
-		p := &patched{change: c, exists: c.existed}
-		if c.existed {
-			data, _, err := w.readText(rel)
-			if err != nil {
-				return nil, err
-			}
-			p.data, c.old = data, data
-		}
-		state[rel] = p
-		order = append(order, rel)
-		return p, nil
-	}
+	set := newPatchSet(w)
 	var notes []string
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -82,7 +82,7 @@ func (w *workspace) applyPatch(ctx context.Context, _ *toolloop.Call, in *applyP
 		}
 		var src, dst *patched
 		if !f.IsNew {
-			if src, err = load(oldName); err != nil {
+			if src, err = set.load(oldName, true); err != nil {
 				return nil, patchErr(i, label, err)
 			}
 			if !src.exists {
@@ -91,7 +91,7 @@ func (w *workspace) applyPatch(ctx context.Context, _ *toolloop.Call, in *applyP
 		}
 		if f.IsDelete {
 			dst = src
-		} else if dst, err = load(newName); err != nil {
+		} else if dst, err = set.load(newName, true); err != nil {
 			return nil, patchErr(i, label, err)
 		}
 		if (f.IsNew || f.IsRename || f.IsCopy) && dst.exists && dst != src {
@@ -134,10 +134,62 @@ func (w *workspace) applyPatch(ctx context.Context, _ *toolloop.Call, in *applyP
 			dst.change.perm = f.NewMode.Perm()
 		}
 	}
+	return set.commit(notes)
+}
+
+// patchSet is the files a patch touches, worked out in memory in the
+// patch's order and written all or none by commit. Both patch forms use
+// it, so confinement, links, size limits and modes behave the same.
+type patchSet struct {
+	w     *workspace
+	state map[string]*patched
+	order []string
+}
+
+func newPatchSet(w *workspace) *patchSet {
+	return &patchSet{w: w, state: map[string]*patched{}}
+}
+
+// load returns the state of the file the patch names, reading it the
+// first time. A binary file is refused when textOnly; a patch may still
+// delete one.
+func (s *patchSet) load(name string, textOnly bool) (*patched, error) {
+	w := s.w
+	rel, err := w.rel(name, false)
+	if err != nil {
+		return nil, err
+	}
+	if p := s.state[rel]; p != nil {
+		return p, nil
+	}
+	c, err := w.target(rel)
+	if err != nil {
+		return nil, err
+	}
+	p := &patched{change: c, exists: c.existed}
+	if c.existed {
+		data, _, err := w.readText(rel)
+		var be *binaryError
+		switch {
+		case errors.As(err, &be) && textOnly:
+			return nil, invalid("%s", be.Error())
+		case err != nil && !errors.As(err, &be):
+			return nil, err
+		}
+		p.data, c.old = data, data
+	}
+	s.state[rel] = p
+	s.order = append(s.order, rel)
+	return p, nil
+}
+
+// commit writes every change all or none and reports them, with notes
+// about how the hunks applied.
+func (s *patchSet) commit(notes []string) (*toolloop.ToolResult, error) {
 	var changes []*fileChange
 	var summary []string
-	for _, rel := range order {
-		p := state[rel]
+	for _, rel := range s.order {
+		p := s.state[rel]
 		c := p.change
 		switch {
 		case p.exists:
@@ -148,12 +200,15 @@ func (w *workspace) applyPatch(ctx context.Context, _ *toolloop.Call, in *applyP
 			continue // created and deleted again
 		}
 		changes = append(changes, c)
-		summary = append(summary, display(rel)+" ("+strings.Join(p.verbs, ", ")+")")
+		summary = append(summary, shown(rel)+" ("+strings.Join(p.verbs, ", ")+")")
 	}
-	if err := w.commit(changes); err != nil {
+	if err := s.w.commit(changes); err != nil {
 		return nil, err
 	}
 	text := "applied the patch: " + strings.Join(summary, "; ")
+	if len(changes) == 0 {
+		text = "applied the patch: it changes no file"
+	}
 	if len(notes) > 0 {
 		text += "\n" + strings.Join(notes, "\n")
 	}

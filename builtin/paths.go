@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 )
 
 // Limits on the paths the model may pass.
@@ -43,12 +45,19 @@ func isEscape(err error) bool {
 // rel turns a path from the model into a clean path relative to the
 // workspace root, or fails with invalid_args for a malformed path and
 // denied for one outside the workspace. The empty path is the root itself
-// when emptyOK, and an error otherwise.
+// when emptyOK, and an error otherwise. A path in the quoted form the
+// tools show names that need it in (see [quoteName]) is unquoted first,
+// so the model can pass back what it was shown.
 //
 // rel is only a first, lexical check that gives clear messages; the
 // confinement itself is os.Root's, which also refuses symbolic links that
 // lead out.
 func (w *workspace) rel(p string, emptyOK bool) (string, error) {
+	if strings.HasPrefix(p, `"`) {
+		if u, err := strconv.Unquote(p); err == nil {
+			p = u
+		}
+	}
 	switch {
 	case p == "" && emptyOK:
 		return ".", nil
@@ -105,6 +114,7 @@ func truncName(p string) string {
 // fsError turns a file system error about the workspace path p into an
 // error the model can act on, with the kind that fits.
 func fsError(p string, err error) error {
+	p = quoteName(p)
 	var errno syscall.Errno
 	switch {
 	case err == nil:
@@ -139,12 +149,42 @@ func fsError(p string, err error) error {
 	return failed("%s: %v", p, err)
 }
 
-// display is how a workspace-relative path is shown to the model.
+// display is a workspace-relative path in the form the walkers and
+// pattern matchers use: slash-separated, and "." for the root.
 func display(rel string) string {
 	if rel == "." {
 		return "."
 	}
 	return filepath.ToSlash(rel)
+}
+
+// shown is how a workspace-relative path is shown to the model.
+func shown(rel string) string { return quoteName(display(rel)) }
+
+// quoteName returns a path or name as the tools show it to the model:
+// verbatim, unless it could fake or hide output or be misread. Then it is
+// Go-quoted (strconv.Quote): in double quotes, with \" and \\ escaped and
+// escapes such as \n, \r, \t, \x1b, \u2028 and \xff for the rest. A name is
+// quoted if it holds a control character (C0, DEL or C1: newline,
+// carriage return, tab, escape...) or another character that is not
+// printable (a line or paragraph separator, a bidirectional override, a
+// space other than U+0020), or bytes that are not UTF-8, or if it starts
+// with a double quote or starts or ends with a space. So a shown path
+// that starts with a double quote is always a quoted one, and a name
+// cannot make a listing show a line of its own.
+func quoteName(s string) string {
+	if s == "" {
+		return s
+	}
+	if s[0] == '"' || s[0] == ' ' || s[len(s)-1] == ' ' || !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // joinRel joins a workspace-relative directory and a name.

@@ -63,7 +63,7 @@ func (w *workspace) readFile(_ context.Context, _ *toolloop.Call, in *readFileIn
 		return withReadMeta(r, mime, fi.Size(), 0, 0, 0), nil
 	}
 	if first > total {
-		return nil, invalid("offset %d is past the end of %s, which has %s", first, display(rel), plural(total, "line", "lines"))
+		return nil, invalid("offset %d is past the end of %s, which has %s", first, shown(rel), plural(total, "line", "lines"))
 	}
 
 	var b strings.Builder

@@ -48,7 +48,7 @@ func (w *workspace) writeFile(_ context.Context, _ *toolloop.Call, in *writeFile
 	if c.existed {
 		verb = "overwrote"
 	}
-	r := toolloop.TextResult(fmt.Sprintf("%s %s: %d bytes, %s", verb, display(rel), len(in.Content), plural(countLines(in.Content), "line", "lines")))
+	r := toolloop.TextResult(fmt.Sprintf("%s %s: %d bytes, %s", verb, shown(rel), len(in.Content), plural(countLines(in.Content), "line", "lines")))
 	r.Meta.Extra = map[string]any{"path": display(rel), "bytes": len(in.Content), "created": !c.existed}
 	return r, nil
 }
