@@ -134,9 +134,11 @@ type Change struct {
 	// ends in "/".
 	Path string     `json:"path"`
 	Kind ChangeKind `json:"kind"`
-	// Skipped, when set, says why the path's content is not recorded
-	// (see [CheckpointOptions]): the change is known from the path's
-	// metadata only, and a rewind leaves the path alone.
+	// Skipped, when set, says why the path's content is not recorded (see
+	// [CheckpointOptions]): "large" (over MaxFileBytes), "total" (beyond
+	// MaxTotalBytes), "special" (a named pipe, socket or device) or
+	// "unreadable". The change is known from the path's metadata only,
+	// and a rewind leaves the path alone.
 	Skipped string `json:"skipped,omitempty"`
 }
 

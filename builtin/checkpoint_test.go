@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -454,4 +455,35 @@ func TestCheckpointStoreFailure(t *testing.T) {
 	r := run(t, src, "w1", 1, WriteFile, writeFileIn{Path: "a.txt", Content: "b"})
 	assert.Equal(t, toolloop.KindExecutionFailed, kindOf(r))
 	assert.Equal(t, "a", readFile(t, filepath.Join(dir, "a.txt")), "the call was not made")
+}
+
+// TestCheckpointSkipsSpecialFiles: a named pipe and a directory that
+// cannot be read are neither read (a pipe would block) nor touched by a
+// rewind, which restores everything else.
+func TestCheckpointSkipsSpecialFiles(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads directories without read permission")
+	}
+	src, dir := ckWorkspace(t, map[string]string{"a.txt": "a\n", "locked/inside.txt": "secret\n"}, nil)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
+	require.NoError(t, os.Chmod(filepath.Join(dir, "locked"), 0))
+	t.Cleanup(func() { _ = os.Chmod(filepath.Join(dir, "locked"), 0o755) })
+
+	requireOK(t, run(t, src, "s1", 1, ExecShell, execShellIn{Command: "rm a.txt pipe && mkfifo pipe2"}))
+	assert.Equal(t, []Change{
+		{Path: "a.txt", Kind: ChangeDeleted},
+		{Path: "pipe", Kind: ChangeDeleted, Skipped: skipSpecial},
+		{Path: "pipe2", Kind: ChangeAdded, Skipped: skipSpecial},
+	}, src.Checkpoints().List()[0].Changes)
+
+	_, err := src.Checkpoints().Rewind(t.Context(), "s1")
+	require.NoError(t, err)
+	assert.Equal(t, "a\n", readFile(t, filepath.Join(dir, "a.txt")))
+	assert.NoFileExists(t, filepath.Join(dir, "pipe"), "a pipe is not recreated")
+	fi, err := os.Lstat(filepath.Join(dir, "pipe2"))
+	require.NoError(t, err, "nor removed")
+	assert.Equal(t, fs.ModeNamedPipe, fi.Mode().Type())
+	fi, err = os.Lstat(filepath.Join(dir, "locked"))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0), fi.Mode().Perm(), "the unreadable directory is left as it is")
 }
