@@ -102,3 +102,13 @@ func readFileT(t *testing.T, p string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func TestCheckpointToolConformance(t *testing.T) {
+	src, _ := newSource(t, map[string]string{"a.txt": "a\n"},
+		&builtin.Options{Checkpoints: &builtin.CheckpointOptions{Dir: t.TempDir()}})
+	looptest.TestTool(t, src.Tool(builtin.WriteFile), []byte(`{"path": "b.txt", "content": "b"}`))
+	_, err := src.Tool(builtin.WriteFile).Run(context.Background(),
+		&toolloop.Call{ID: "w0", Name: builtin.WriteFile, Arguments: []byte(`{"path": "c.txt", "content": "c"}`)})
+	require.NoError(t, err)
+	looptest.TestTool(t, src.Tool(builtin.Rewind), []byte(`{"call_id": "w0"}`))
+}
