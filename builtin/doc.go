@@ -205,4 +205,14 @@
 // long as the [Source], PAGER=cat and GIT_PAGER=cat, and what
 // [ShellOptions.Env] sets and [ShellOptions.PassEnv] names. This holds
 // with the sandbox disabled too.
+//
+// # Checkpoints
+//
+// With [Options.Checkpoints] set, the workspace's state is recorded, in a
+// git repository outside it, before and after every call that can change
+// files, shell commands included; [Source.Checkpoints] lists the calls
+// and what each changed, gives their diffs, and rewinds the workspace to
+// the state before any of them, byte for byte, and the model gets a
+// rewind tool. Ignored files and the user's .git are never touched. See
+// [CheckpointOptions].
 package builtin

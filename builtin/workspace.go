@@ -30,8 +30,12 @@ const (
 // toolNames lists every tool in the order a source offers them.
 var toolNames = []string{ReadFile, WriteFile, EditFile, ApplyPatch, ListDirectory, GrepSearch, FileSearch, ExecShell, WebFetch}
 
-// ToolNames returns the names of all the tools this package provides.
+// ToolNames returns the names of the tools a source offers by default.
+// A source with [Options.Checkpoints] set offers [Rewind] too.
 func ToolNames() []string { return slices.Clone(toolNames) }
+
+// changesFiles lists the tools whose calls checkpoints record.
+var changesFiles = map[string]bool{WriteFile: true, EditFile: true, ApplyPatch: true, ExecShell: true}
 
 // ReadOnlyToolNames returns the names of the tools that change nothing in
 // the workspace and run no commands: the reads and searches, and
@@ -58,8 +62,9 @@ type Options struct {
 	// Name is the source's name in the registry and in results; empty
 	// means "workspace".
 	Name string
-	// Tools lists the tools to offer, by name (see [ToolNames]); nil offers
-	// them all. An unknown name fails [Workspace].
+	// Tools lists the tools to offer, by name (see [ToolNames] and
+	// [Rewind]); nil offers them all, rewind only with Checkpoints set. An
+	// unknown name fails [Workspace], as does rewind without Checkpoints.
 	Tools []string
 	// MaxFileBytes is the largest file that read_file, edit_file,
 	// apply_patch and grep_search handle and that write_file writes; 0
@@ -73,6 +78,10 @@ type Options struct {
 	Shell ShellOptions
 	// Fetch configures web_fetch.
 	Fetch FetchOptions
+	// Checkpoints, when set, records the workspace's state around every
+	// call that can change files, so that it can be rewound (see
+	// [CheckpointOptions] and [Source.Checkpoints]); nil leaves them off.
+	Checkpoints *CheckpointOptions
 }
 
 // ShellOptions configures exec_shell.
@@ -147,6 +156,18 @@ func Workspace(dir string, opts *Options) (*Source, error) {
 	names := o.Tools
 	if names == nil {
 		names = toolNames
+		if o.Checkpoints != nil {
+			names = append(slices.Clone(toolNames), Rewind)
+		}
+	}
+	if o.Checkpoints != nil {
+		if ws.ckpt, err = openCheckpoints(ws, *o.Checkpoints); err != nil {
+			_ = ws.close()
+			return nil, err
+		}
+	} else if slices.Contains(names, Rewind) {
+		_ = ws.close()
+		return nil, errors.New("builtin: the rewind tool needs Options.Checkpoints")
 	}
 	s := &Source{name: o.Name, ws: ws}
 	if s.name == "" {
@@ -169,6 +190,9 @@ func Workspace(dir string, opts *Options) (*Source, error) {
 		if t == nil {
 			_ = ws.close()
 			return nil, fmt.Errorf("builtin: unknown tool %q (known: %v)", n, toolNames)
+		}
+		if ws.ckpt != nil && changesFiles[n] {
+			t = &checkpointed{Tool: t, c: ws.ckpt}
 		}
 		s.tools = append(s.tools, t)
 	}
@@ -199,9 +223,13 @@ func (s *Source) Tool(name string) toolloop.Tool {
 // absolute.
 func (s *Source) Dir() string { return s.ws.dir }
 
+// Checkpoints returns the workspace's checkpoints, or nil when
+// [Options.Checkpoints] is not set.
+func (s *Source) Checkpoints() *Checkpoints { return s.ws.ckpt }
+
 // Close releases the workspace directory and removes exec_shell's private
-// home and temporary directories. Tools called afterwards fail. Close is
-// idempotent.
+// home and temporary directories, and a temporary checkpoint store. Tools
+// called afterwards fail. Close is idempotent.
 func (s *Source) Close() error { return s.ws.close() }
 
 // workspace is the state the tools share.
@@ -213,6 +241,7 @@ type workspace struct {
 	shell   []string
 	sandbox *sandbox // nil unless exec_shell is offered
 	fetch   *fetcher
+	ckpt    *Checkpoints // nil unless checkpoints are on
 
 	closeOnce sync.Once
 	closeErr  error
@@ -272,6 +301,9 @@ func (w *workspace) close() error {
 			w.closeErr = errors.Join(w.closeErr, w.sandbox.close())
 		}
 		w.fetch.close()
+		if w.ckpt != nil {
+			w.ckpt.close()
+		}
 	})
 	return w.closeErr
 }
@@ -297,6 +329,8 @@ func (w *workspace) newTool(name string) toolloop.Tool {
 		return w.execShellTool()
 	case WebFetch:
 		return w.webFetchTool()
+	case Rewind:
+		return w.rewindTool()
 	}
 	return nil
 }

@@ -2,7 +2,9 @@
 // workspace with the builtin tools, offline: a scripted model stands in
 // for a real one. It reads a file, fixes a bug with edit_file, runs the
 // program with exec_shell, and is refused a path outside the workspace and
-// a command on the policy's denylist.
+// a command on the policy's denylist. Checkpoints are on: when the model
+// then deletes the script by mistake, it rewinds the workspace to before
+// that command, and the program prints what each call changed.
 //
 //	go run ./examples/workspace
 package main
@@ -42,7 +44,10 @@ func main() {
 }
 
 func run(ctx context.Context, dir string, out io.Writer) error {
-	ws, err := builtin.Workspace(dir, nil)
+	// Checkpoints record the workspace before and after every call that can
+	// change it, in a git store outside it (here a temporary one that
+	// Close removes), and give the model the rewind tool.
+	ws, err := builtin.Workspace(dir, &builtin.Options{Checkpoints: &builtin.CheckpointOptions{}})
 	if err != nil {
 		return err
 	}
@@ -60,8 +65,28 @@ func run(ctx context.Context, dir string, out io.Writer) error {
 		OnEvent: sink.NewPrinter(out, nil),
 	}
 	fmt.Fprintf(out, "workspace: %s\n\n", dir)
-	_, err = loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("greet.sh prints an empty name. Fix it.")})
-	return err
+	if _, err = loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("greet.sh prints an empty name. Fix it.")}); err != nil {
+		return err
+	}
+
+	// What each call that could change files did, and the edit's diff.
+	fmt.Fprintln(out, "\ncheckpoints:")
+	for _, cp := range ws.Checkpoints().List() {
+		fmt.Fprintf(out, "  %s %s (turn %d):", cp.CallID, cp.Tool, cp.Turn)
+		for _, ch := range cp.Changes {
+			fmt.Fprintf(out, " %s %s", ch.Kind, ch.Path)
+		}
+		if len(cp.Changes) == 0 {
+			fmt.Fprint(out, " no change")
+		}
+		fmt.Fprintln(out)
+	}
+	diff, err := ws.Checkpoints().Diff("c2")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nthe diff of c2:\n%s", diff)
+	return nil
 }
 
 // script is what a model might answer, turn by turn.
@@ -75,6 +100,10 @@ func script() toolloop.Model {
 			looptest.Call("c4", "read_file", `{"path":"../../etc/passwd"}`),
 			looptest.Call("c5", "exec_shell", `{"command":"sudo rm -rf /"}`),
 		),
-		looptest.Text("Fixed the misspelled variable in greet.sh; it now prints the name."),
+		// A clean-up that goes wrong, and the rewind that undoes it.
+		looptest.Calls(looptest.Call("c6", "exec_shell", `{"command":"rm -f *.sh && echo 'greet: fixed' > NOTES"}`)),
+		looptest.Calls(looptest.Call("c7", "rewind", `{"call_id":"c6"}`)),
+		looptest.Calls(looptest.Call("c8", "exec_shell", `{"command":"ls && ./greet.sh again"}`)),
+		looptest.Text("Fixed the misspelled variable in greet.sh; it now prints the name. (I deleted it by mistake while tidying up, and rewound the workspace.)"),
 	)
 }
