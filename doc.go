@@ -77,6 +77,25 @@
 //   - JSON nested deeper than [MaxJSONDepth] is refused as arguments and
 //     kept as text in output, so every transcript reads back.
 //
+// # Goroutines and cost
+//
+// Each call runs on a goroutine of its own, so that a tool that hangs and
+// ignores its context can be answered for and left behind: [AgentLoop.Run]
+// and [AgentLoop.RunCall] never wait on a call past its timeout and a
+// short grace. The goroutines come from a pool shared by every loop in the
+// process: one that has run a call waits up to 50 ms for the next, then
+// exits, so a program whose loops are idle has none of them left within
+// 100 ms (well inside what goleak's default retries wait), and calls start
+// on goroutines whose stacks have already grown. A goroutine stuck in a
+// tool that never returns lives until the tool does.
+//
+// A typed tool's input struct, when it is flat (string, bool, integer and
+// float fields), is decoded in one pass that agrees with encoding/json or
+// steps aside for it. A registry compiles only the tools that are new, and
+// an identical schema once; a name that is not found is answered with
+// suggestions in microseconds, even among 10,000 tools. See BENCHMARKS.md
+// for what a call, a turn and a run cost.
+//
 // The root package depends only on the standard library, a JSON Schema
 // validator, a schema inference library and golang.org/x/sync. Provider,
 // MCP and plugin SDKs live in subpackages.

@@ -128,7 +128,8 @@ func (l *AgentLoop) resume(ctx context.Context, st *PauseState, decisions map[st
 // resumeCall finishes a call that waited for a decision.
 func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, a Approval) *ToolResult {
 	cr.tc.Arguments = p.Arguments
-	cr.repairs, cr.modified, cr.notes = p.Meta.Repairs, p.Meta.Modified, p.Notes
+	x := cr.extra()
+	x.repairs, x.modified, x.notes = p.Meta.Repairs, p.Meta.Modified, p.Notes
 	cr.kind, cr.source = p.Meta.Source, p.Meta.SourceName
 	if rn.observed {
 		// This process has not seen the call start: say so, then settle it.

@@ -41,15 +41,13 @@ type callRun struct {
 	// kind and source are the resolved tool's provenance.
 	kind   SourceKind
 	source string
-	// repairs and modified record the argument repairs and rewrites.
-	repairs, modified []string
+	// x holds what few calls have: repairs, rewrites, notes, a stack.
+	x *callExtra
 	// result is where finish builds the call's result: a copy, so the
 	// loop never modifies a result the tool may still hold (typed tools
 	// write theirs here directly). It is allocated apart from the call's
 	// state, so a transcript that keeps the result keeps none of the rest.
 	result *ToolResult
-	notes  []string // text the model sees after the output
-	stack  string
 
 	// state says who owns the call's result: the goroutine running it
 	// until it finishes, or the coordinator if it gave up waiting. The
@@ -68,6 +66,30 @@ type callRun struct {
 	// rep rate-limits progress and partial output; nil until the tool
 	// reports, so the calls that never do pay nothing for it.
 	rep atomic.Pointer[reports]
+}
+
+// callExtra is the part of a call's state that few calls need, kept
+// apart so that the rest stays small.
+type callExtra struct {
+	repairs, modified []string // the argument repairs and rewrites
+	notes             []string // text the model sees after the output
+	stack             string   // a panic's stack
+}
+
+// extra returns the call's extra state, making it on first use.
+func (cr *callRun) extra() *callExtra {
+	if cr.x == nil {
+		cr.x = new(callExtra)
+	}
+	return cr.x
+}
+
+// ex returns the call's extra state for reading.
+func (cr *callRun) ex() callExtra {
+	if cr.x == nil {
+		return callExtra{}
+	}
+	return *cr.x
 }
 
 // The states of a callRun.
@@ -113,7 +135,7 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 	if l.Repair != nil && needsRepair(args) {
 		if fixed, repairs := cr.repair(args); len(repairs) > 0 {
 			args = fixed
-			cr.repairs = repairs
+			cr.extra().repairs = repairs
 			if cr.rn.observed {
 				cr.emit(&Event{Type: EventArgumentsRepaired, Repairs: repairs, Arguments: eventArgs(args)})
 			}
@@ -134,7 +156,8 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 
 // pendingMeta is what a paused call carries of its metadata.
 func (cr *callRun) pendingMeta() ResultMeta {
-	m := ResultMeta{Repairs: cr.repairs, Modified: cr.modified}
+	x := cr.ex()
+	m := ResultMeta{Repairs: x.repairs, Modified: x.modified}
 	m.Source, m.SourceName = cr.kind, cr.source
 	return m
 }
@@ -200,7 +223,7 @@ func (cr *callRun) guard(ctx context.Context) (*ToolResult, *PendingCall) {
 	v, perr := protect(func() Verdict { return l.Guard.Check(ctx, cr.call) })
 	if perr != nil {
 		v = Verdict{Decision: Deny, Reason: "the guard failed: " + perr.Error(), Rule: "panic"}
-		cr.stack = string(perr.(*panicError).stack)
+		cr.extra().stack = string(perr.(*panicError).stack)
 	}
 	if cr.rn.observed {
 		cr.emit(&Event{Type: EventGuardVerdict, Verdict: &v})
@@ -230,8 +253,8 @@ func (cr *callRun) modify(v Verdict) *ToolResult {
 		return errorResult(KindInvalidArgs, "policy rewrote the arguments into ones %s does not accept, so it did not run: %s", cr.tc.Name, te.Message)
 	}
 	cr.call.Arguments = args
-	cr.modified = append(cr.modified, "guard: "+orDefault(v.Rule, v.Reason))
-	cr.notes = append(cr.notes, fmt.Sprintf("Note: policy changed the arguments before the call ran (%s). It ran with: %s",
+	cr.extra().modified = append(cr.extra().modified, "guard: "+orDefault(v.Rule, v.Reason))
+	cr.extra().notes = append(cr.extra().notes, fmt.Sprintf("Note: policy changed the arguments before the call ran (%s). It ran with: %s",
 		orDefault(v.Reason, "no reason given"), args))
 	return nil
 }
@@ -256,7 +279,7 @@ func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCal
 		if l.PauseForApproval {
 			return nil, &PendingCall{
 				CallID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.call.Arguments,
-				Reason: v.Reason, Rule: v.Rule, Meta: cr.pendingMeta(), Notes: cr.notes,
+				Reason: v.Reason, Rule: v.Rule, Meta: cr.pendingMeta(), Notes: cr.ex().notes,
 			}
 		}
 		return errorResult(KindDenied, "denied: this call needs approval (%s) and no approver is configured", orDefault(v.Reason, "no reason given")), nil
@@ -360,12 +383,12 @@ func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
 		}
 		if r.Arguments != nil {
 			cr.call.Arguments = normalizeArgs(r.Arguments)
-			cr.modified = append(cr.modified, fmt.Sprintf("pre_tool_use[%d]", i))
+			cr.extra().modified = append(cr.extra().modified, fmt.Sprintf("pre_tool_use[%d]", i))
 			modified = true
 			cr.hookEvent("pre_tool_use", i, "modify", string(cr.call.Arguments))
 		}
 		if r.Context != "" {
-			cr.notes = append(cr.notes, r.Context)
+			cr.extra().notes = append(cr.extra().notes, r.Context)
 			cr.hookEvent("pre_tool_use", i, "context", r.Context)
 		}
 	}
@@ -405,7 +428,7 @@ func (cr *callRun) postHooks(ctx context.Context, res *ToolResult) *ToolResult {
 func (cr *callRun) hookFailure(hook string, i int, err error, what string) *ToolResult {
 	var pe *panicError
 	if errors.As(err, &pe) {
-		cr.stack = string(pe.stack)
+		cr.extra().stack = string(pe.stack)
 		return errorResult(KindPanic, "%s hook %d panicked%s: %v", hook, i, what, pe.value)
 	}
 	var te *ToolError
@@ -457,7 +480,7 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				cr.stack = string(debug.Stack())
+				cr.extra().stack = string(debug.Stack())
 				res, err = errorResult(KindPanic, "tool %s panicked: %v", cr.tc.Name, p), nil
 			}
 		}()
@@ -482,7 +505,7 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 		}
 		var ps interface{ PanicStack() string }
 		if errors.As(err, &ps) {
-			cr.stack = ps.PanicStack() // a panic in another process
+			cr.extra().stack = ps.PanicStack() // a panic in another process
 		}
 		return ErrorResult(err)
 	case res == nil:
@@ -533,7 +556,7 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 				continue
 			}
 			if g != "" {
-				cr.notes = append(cr.notes, g)
+				cr.extra().notes = append(cr.extra().notes, g)
 				cr.hookEvent("post_tool_use_failure", i, "guidance", g)
 			}
 		}
@@ -542,7 +565,8 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 		return nil
 	}
 	cr.closeReports(true)
-	for _, n := range cr.notes {
+	x := cr.ex()
+	for _, n := range x.notes {
 		r.Content = append(r.Content, TextContent(n))
 	}
 	budget := cr.rn.share
@@ -554,10 +578,10 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	}
 	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
 	r.Meta.Source, r.Meta.SourceName = cr.kind, cr.source
-	r.Meta.Repairs, r.Meta.Modified = cr.repairs, cr.modified
+	r.Meta.Repairs, r.Meta.Modified = x.repairs, x.modified
 	r.Meta.Duration = time.Since(cr.start)
 	if cr.rn.observed {
-		cr.emit(&Event{Type: EventComplete, Result: r, Stack: cr.stack})
+		cr.emit(&Event{Type: EventComplete, Result: r, Stack: x.stack})
 	}
 	return r
 }

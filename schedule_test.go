@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -208,6 +209,15 @@ func runSchedule(t *testing.T, r *rand.Rand, name string) {
 
 	mu.Lock()
 	defer mu.Unlock()
+	// A call answered as having run ("timed out … while it ran") was
+	// claimed before the answer: its goroutine may reach the function's
+	// first line after Run returned, on a loaded machine. Any other late
+	// start breaks the promise.
+	ranPerResult := map[string]bool{}
+	for _, res := range results {
+		ranPerResult[res.CallID] = !saysNotRun(res)
+	}
+	lateStart = slices.DeleteFunc(lateStart, func(id string) bool { return ranPerResult[id] })
 	if len(lateStart) > 0 {
 		for _, res := range results {
 			t.Logf("result %s: %s %q", res.CallID, res.Status, res.Text())
