@@ -150,49 +150,10 @@ func asciiFoldEqual(a string, b []byte) bool {
 // reports false if it could not be sure to decode as encoding/json would;
 // v may then hold part of the arguments, and the caller must reset it.
 func (d *structDecoder) decode(b []byte, v reflect.Value) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
-	}
-	for {
-		end, esc, ok := scanString(b, i)
-		if !ok || esc {
-			return false
-		}
-		key := b[i+1 : end-1]
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-		vend, ok := scanValue(b, i, 0)
-		if !ok {
-			return false
-		}
+	return eachMember(b, func(key, raw []byte) bool {
 		f, ok := d.field(key)
-		if !ok {
-			return false
-		}
-		if f != nil && !f.set(v.Field(f.index), b[i:vend]) {
-			return false
-		}
-		i = skipSpace(b, vend)
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == '}' {
-			break
-		}
-		if b[i] != ',' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-	}
-	return skipSpace(b, i+1) == len(b)
+		return ok && (f == nil || f.set(v.Field(f.index), raw))
+	})
 }
 
 // set stores the JSON value raw, known to be well-formed, in fv.

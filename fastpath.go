@@ -184,60 +184,63 @@ func (fs *fastSchema) index(name []byte) int {
 // that it can stand in for json.Valid. False means "ask the full
 // validator", which also reports syntax errors.
 func (fs *fastSchema) accepts(b []byte) bool {
+	var seen uint64
+	return eachMember(b, func(key, value []byte) bool {
+		if !utf8.Valid(key) {
+			return false
+		}
+		p := fs.index(key)
+		if p < 0 {
+			return !fs.closed
+		}
+		if seen&(1<<p) != 0 {
+			return false // a duplicate key
+		}
+		seen |= 1 << p
+		return fs.props[p].accepts(value)
+	}) && seen&fs.required == fs.required
+}
+
+// eachMember checks that b is one JSON object, strictly, and calls member
+// with each of its keys (unescaped) and values (well-formed), in order. It
+// reports false on a syntax error, on an escaped key (rare: the callers
+// leave those to encoding/json), or as soon as member does.
+func eachMember(b []byte, member func(key, value []byte) bool) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	var seen uint64
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return fs.required == 0 && skipSpace(b, i+1) == len(b)
+		return skipSpace(b, i+1) == len(b)
 	}
 	for {
 		end, esc, ok := scanString(b, i)
 		if !ok || esc {
-			return false // escaped keys are rare: leave them to the full path
-		}
-		key := b[i+1 : end-1]
-		if !utf8.Valid(key) {
 			return false
 		}
+		key := b[i+1 : end-1]
 		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
 		i = skipSpace(b, i+1)
 		vend, ok := scanValue(b, i, 0)
-		if !ok {
+		if !ok || !member(key, b[i:vend]) {
 			return false
-		}
-		p := fs.index(key)
-		if p < 0 {
-			if fs.closed {
-				return false
-			}
-		} else {
-			if seen&(1<<p) != 0 {
-				return false // a duplicate key
-			}
-			seen |= 1 << p
-			if !fs.props[p].accepts(b[i:vend]) {
-				return false
-			}
 		}
 		i = skipSpace(b, vend)
 		if i >= len(b) {
 			return false
 		}
 		if b[i] == '}' {
-			break
+			return skipSpace(b, i+1) == len(b)
 		}
 		if b[i] != ',' {
 			return false
 		}
 		i = skipSpace(b, i+1)
 	}
-	return skipSpace(b, i+1) == len(b) && seen&fs.required == fs.required
 }
 
 // accepts checks a value already known to be valid JSON.
