@@ -22,9 +22,11 @@ type decodeAll struct {
 	F     float64 `json:"f"`
 	Plain string
 	Skip  string `json:"-"`
-	Dash  string `json:"-,"`
-	Mode  mode   `json:"mode"`
-	inner int    //nolint:unused // unexported: encoding/json ignores it
+	//lint:ignore SA5008 "-," names the key "-", which is what this case is about
+	Dash string `json:"-,"`
+	Mode mode   `json:"mode"`
+	//lint:ignore U1000 unexported: encoding/json ignores it, and so must the decoder
+	inner int
 }
 
 type mode string
@@ -123,6 +125,7 @@ func TestFastDecoderOnlyForFlatStructs(t *testing.T) {
 		"embedded":             reflect.TypeFor[embedded](),
 		"names differ by case": reflect.TypeFor[caseTwins](),
 		"json.Number":          reflect.TypeFor[withNumber](),
+		"invalid tag name":     reflect.TypeFor[oddTag](),
 		"not a struct":         reflect.TypeFor[map[string]any](),
 		"pointer to struct":    reflect.TypeFor[*decodeAll](),
 	} {
