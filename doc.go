@@ -86,8 +86,11 @@
 // process: one that has run a call waits up to 50 ms for the next, then
 // exits, so a program whose loops are idle has none of them left within
 // 100 ms (well inside what goleak's default retries wait), and calls start
-// on goroutines whose stacks have already grown. A goroutine stuck in a
-// tool that never returns lives until the tool does.
+// on goroutines whose stacks have already grown. Inside a testing/synctest
+// bubble (told by its clock, which starts in 2000) each call gets a
+// goroutine of its own instead, since a pooled one may come from outside
+// the bubble. A goroutine stuck in a tool that never returns lives until
+// the tool does.
 //
 // A typed tool's input struct, when it is flat (string, bool, integer and
 // float fields), is decoded in one pass that agrees with encoding/json or

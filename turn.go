@@ -169,6 +169,10 @@ func (t *turn) start(ctx context.Context, tc ToolCall, i int, timeout time.Durat
 	cr := t.rn.newCall(tc, i)
 	cr.turn, cr.timeout, cr.parent = t, timeout, ctx
 	t.crs[i] = cr
+	if inBubble(cr.start) {
+		go cr.run() // see inBubble
+		return
+	}
 	workers.run(cr)
 }
 

@@ -17,6 +17,18 @@ import (
 // A goroutine stuck in a tool that ignores its context is not idle: it
 // lives until the tool returns, as before.
 
+// bubbleEpoch is a year after the clock of a testing/synctest bubble
+// starts: 2000-01-01 UTC.
+var bubbleEpoch = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// inBubble reports whether now, the time a call starts, comes from the
+// fake clock of a testing/synctest bubble (or from a machine whose clock
+// was never set). A pooled worker may have been started outside the
+// bubble, and a goroutine outside a bubble may not use the bubble's
+// channels, nor one inside it outlive the bubble; so such calls get a
+// goroutine of their own, as they did before the pool.
+func inBubble(now time.Time) bool { return now.Before(bubbleEpoch) }
+
 // workerLinger is how long an idle worker waits for another call.
 const workerLinger = 50 * time.Millisecond
 
