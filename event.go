@@ -38,6 +38,20 @@ const (
 	// EventModelReasoningDelta: a streamed delta of the model's visible
 	// reasoning, in Text.
 	EventModelReasoningDelta EventType = "model.reasoning_delta"
+	// EventModelRetry: a model wrapped by [Retry] failed and will be asked
+	// again; Attempt says which attempt failed, why, and the wait.
+	EventModelRetry EventType = "model.retry"
+	// EventModelFallback: a model of a [Fallback] list failed and the
+	// next one is asked; Attempt says which failed and why.
+	EventModelFallback EventType = "model.fallback"
+	// EventTurnSentBack: a [TurnProcessor] sent the turn back to the
+	// model; Error holds its reason, and every call of the turn was
+	// answered as not run.
+	EventTurnSentBack EventType = "turn.sent_back"
+	// EventOutputInvalid: the model's final answer did not match
+	// AgentLoop.Output's schema; Error holds the validator's message,
+	// which the model is sent.
+	EventOutputInvalid EventType = "output.invalid"
 	// EventModelResponse: the model answered; Response holds the turn, its
 	// Message exactly as appended to the transcript.
 	EventModelResponse EventType = "model.response"
@@ -83,6 +97,11 @@ type Event struct {
 	Time  time.Time `json:"time"`
 	RunID string    `json:"run_id"`
 	Turn  int       `json:"turn"`
+	// ParentRunID and ParentCallID are set on the events of a child run
+	// (an agent used as a tool, see [AgentTool]) that reach its parent's
+	// stream: the parent's run and the call that started the child.
+	ParentRunID  string `json:"parent_run_id,omitempty"`
+	ParentCallID string `json:"parent_call_id,omitempty"`
 
 	// Tool events.
 	CallID     string     `json:"call_id,omitempty"`
@@ -106,6 +125,10 @@ type Event struct {
 	// several (see [AgentLoop.ReportInterval]); 0 means one.
 	Coalesced int `json:"coalesced,omitempty"`
 
+	// Attempt describes a failed model attempt, on model.retry and
+	// model.fallback.
+	Attempt *ModelAttempt `json:"attempt,omitempty"`
+
 	// Run and model events.
 	Messages   []Message           `json:"messages,omitempty"`
 	Response   *Response           `json:"response,omitempty"`
@@ -118,6 +141,18 @@ type Event struct {
 	// run.end.
 	Accounting *Accounting `json:"accounting,omitempty"`
 	Error      string      `json:"error,omitempty"`
+}
+
+// ModelAttempt describes a failed attempt to get a turn from a model.
+type ModelAttempt struct {
+	// Attempt counts from 1; Model is the index of the model in a
+	// [Fallback] list (0 for a single model).
+	Attempt int `json:"attempt"`
+	Model   int `json:"model"`
+	// Error is the attempt's error.
+	Error string `json:"error"`
+	// Delay is how long the loop waits before the next attempt.
+	Delay time.Duration `json:"delay_ns,omitempty"`
 }
 
 // HookEffect describes what a hook did to a call.

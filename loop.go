@@ -733,6 +733,9 @@ func (l *AgentLoop) callModel(ctx context.Context, rn *runState, req *Request) (
 			resp, err = nil, fmt.Errorf("model panicked: %v", p)
 		}
 	}()
+	if rn.observed {
+		ctx = WithEventSink(ctx, func(e Event) { rn.emit(&e) })
+	}
 	if s, ok := l.Model.(Streamer); ok {
 		return rn.streamTurn(ctx, s, req)
 	}

@@ -283,6 +283,10 @@ type Request struct {
 	// ToolChoice says whether the model may, must or must not call tools;
 	// the zero value leaves it to the model.
 	ToolChoice ToolChoice `json:"tool_choice,omitzero"`
+	// Output, if set, asks for a final answer that is JSON of its schema,
+	// as the provider's native structured output: see [NativeOutput].
+	// Providers that cannot send it fail the request.
+	Output *OutputFormat `json:"output,omitempty"`
 }
 
 // ToolChoiceMode is the mode of a [ToolChoice].

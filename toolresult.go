@@ -98,6 +98,15 @@ type ResultMeta struct {
 	// Modified lists who rewrote the arguments (a guard verdict or a hook),
 	// in order.
 	Modified []string `json:"modified,omitempty"`
+	// Synthesized: the call did not run; a [TurnProcessor] answered it.
+	Synthesized bool `json:"synthesized,omitempty"`
+	// LoadedTools, on a result of the tool search tool, names the
+	// deferred tools it loaded: they are sent to the model from the next
+	// turn on (see [AgentLoop.Deferred]).
+	LoadedTools []string `json:"loaded_tools,omitempty"`
+	// Unloaded: the call was to a deferred tool the model had not loaded
+	// with the tool search tool. It ran as any other call.
+	Unloaded bool `json:"unloaded,omitempty"`
 	// Extra holds tool-specific facts, such as a shell command's exit code.
 	Extra map[string]any `json:"extra,omitempty"`
 }
