@@ -222,9 +222,14 @@ func (t *turn) wakeBy(d time.Duration) {
 	}
 	t.wakeAt, t.armed = at, true
 	if t.rn.timer == nil {
-		if tm, ok := timers.Get().(*time.Timer); ok {
+		// A timer made outside a synctest bubble does not run on its
+		// clock: a call in a bubble gets one of its own.
+		if tm, ok := timers.Get().(*time.Timer); ok && !inBubble(t.begin) {
 			t.rn.timer = tm
 		} else {
+			if ok {
+				timers.Put(tm)
+			}
 			t.rn.timer = time.NewTimer(d)
 			return
 		}
@@ -247,7 +252,9 @@ var timers sync.Pool
 func (rn *runState) putTimer() {
 	if rn.timer != nil {
 		rn.timer.Stop()
-		timers.Put(rn.timer)
+		if !inBubble(rn.started) { // a bubble's timer dies with it
+			timers.Put(rn.timer)
+		}
 		rn.timer = nil
 	}
 }
@@ -257,10 +264,7 @@ func (rn *runState) newCall(tc ToolCall, i int) *callRun {
 }
 
 func (rn *runState) lookup(ctx context.Context, name string) *entry {
-	if rn.l.Tools == nil {
-		return nil
-	}
-	return rn.l.Tools.resolve(ctx, name)
+	return rn.resolveTool(ctx, name)
 }
 
 // timeoutOf is the execution timeout of a resolved tool (or the default).
