@@ -23,6 +23,12 @@ type Hooks struct {
 	// Middleware wraps the tool's execution, net/http style; the first is
 	// outermost.
 	Middleware []Middleware
+	// BeforeModel runs before every model turn, in order, and may edit
+	// the request (its tools, tool choice, messages or output format).
+	BeforeModel []BeforeModelHook
+	// AfterModel runs on every model response, in order, and may replace
+	// or reject it.
+	AfterModel []AfterModelHook
 }
 
 // PreToolUseHook inspects a call before it runs: it may deny it, rewrite

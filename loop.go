@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,6 +68,47 @@ type AgentLoop struct {
 	// Repair, if set, fixes common slips in malformed arguments before
 	// validation, such as RepairArguments. Off by default.
 	Repair Repairer
+
+	// ToolChoice is the tool choice of every model turn but the wrap-up
+	// turn (which forbids tools); the zero value leaves it to the model.
+	// Set it per turn with a Hooks.BeforeModel hook. A choice that
+	// requires tools on every turn keeps the model from ever answering:
+	// the run then ends at MaxIterations.
+	ToolChoice ToolChoice
+	// ToolFilter, if set, decides before each model turn which tools the
+	// model is sent (see [Only] for a fixed set). A call to a tool it left
+	// out still resolves: the filter shapes the prompt, the guard decides
+	// what runs.
+	ToolFilter ToolFilter
+	// Deferred, if set, marks tools the model is not sent until it finds
+	// them with the tool search tool ([ToolSearchName]), which the loop
+	// then offers: the tools a search lists are sent from the next turn
+	// on. The loaded tools are read from the transcript, so a paused,
+	// resumed or replayed run keeps them, and a context manager that
+	// removes a search's result unloads its tools. A call to a deferred
+	// tool the model has not loaded still runs, and its result's
+	// Meta.Unloaded says so.
+	Deferred ToolSelector
+	// Output, if set, makes the run's final answer JSON of Output.Schema
+	// (see [RunTyped], which sets it from a Go type). It is sent as the
+	// provider's native structured output when the model supports it
+	// with tools (see [NativeOutput]), otherwise as a tool the model
+	// answers by calling, named Output.Name. An answer that does not
+	// match the schema is sent back to the model with the validator's
+	// message, up to MaxOutputRetries times; then the run ends with an
+	// *OutputError. The valid answer is RunResult.Output.
+	Output *OutputFormat
+	// MaxOutputRetries bounds how many invalid final answers are sent
+	// back to the model; 0 means 2, and a negative value sends none back.
+	MaxOutputRetries int
+	// TurnProcessors act on the whole batch of calls of each assistant
+	// turn before any of them runs: they may answer calls themselves or
+	// send the turn back to the model (see [TurnProcessor]).
+	TurnProcessors []TurnProcessor
+	// MaxSendBacks bounds how many times in a row the turn processors may
+	// send a turn back; the next send-back ends the run with
+	// ErrSentBack. 0 means 2; a negative value allows none.
+	MaxSendBacks int
 
 	// MaxIterations bounds the number of model turns; 0 means 20.
 	MaxIterations int
@@ -157,6 +199,9 @@ type RunResult struct {
 	Accounting
 	// Executions records every call, in order.
 	Executions []ToolExecution `json:"executions,omitempty"`
+	// Output is the final answer, when the run has an output format (see
+	// AgentLoop.Output and RunTyped) and ended with a valid answer.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Paused is set when the run stopped for approval (ErrPaused).
 	Paused *PauseState `json:"paused,omitempty"`
 }
@@ -216,6 +261,10 @@ type runState struct {
 	share int
 	// tokens counts the transcript's tokens for context managers.
 	tokens tokenCounter
+	// ctl is the state of the turn controls; nil when none are used.
+	ctl *control
+	// output is the output format given for this run only (RunTyped).
+	output *OutputFormat
 	// lastModel names the model that answered last.
 	lastModel string
 }
@@ -371,10 +420,18 @@ func (l *AgentLoop) Run(ctx context.Context, msgs []Message) (*RunResult, error)
 
 // run is Run with an extra event sink for streaming.
 func (l *AgentLoop) run(ctx context.Context, msgs []Message, stream func(Event)) (*RunResult, error) {
+	return l.runWith(ctx, msgs, stream, nil)
+}
+
+// runWith is run with an output format that overrides the loop's.
+func (l *AgentLoop) runWith(ctx context.Context, msgs []Message, stream func(Event), output *OutputFormat) (*RunResult, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
 	rn := l.newRun("", stream)
+	if err := rn.setup(output); err != nil {
+		return nil, err
+	}
 	// Room for a turn or two, so a short run does not grow the transcript
 	// at every message.
 	res := &RunResult{RunID: rn.id, Messages: append(make([]Message, 0, len(msgs)+4), msgs...)}
@@ -463,6 +520,14 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 			if msg.StopReason == StopLength {
 				return rn.end(res, ErrLength)
 			}
+			if rn.ctl != nil && rn.ctl.out != nil && msg.StopReason != StopRefusal {
+				if end, err := rn.checkAnswer(res, &msg, nil); !end {
+					continue
+				} else if err != nil {
+					res.StopReason = StopError
+					return rn.end(res, err)
+				}
+			}
 			return rn.end(res, nil)
 		}
 		switch msg.StopReason {
@@ -475,6 +540,17 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 			return rn.end(res, nil)
 		}
 		done := rn.overBudget(res, msg.ToolCalls)
+		if len(l.TurnProcessors) > 0 {
+			var back string
+			if done, back = rn.processTurn(ctx, res, msg.ToolCalls, done); back != "" {
+				if err := rn.sendBack(res, msg.ToolCalls, done, back); err != nil {
+					res.StopReason = StopError
+					return rn.end(res, err)
+				}
+				continue
+			}
+			rn.ctl.sendBacks = 0
+		}
 		results, pending := rn.runTurn(ctx, msg.ToolCalls, done, nil)
 		if len(pending) > 0 {
 			return rn.pause(res, results, pending)
@@ -494,6 +570,14 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 		}
 		if err := rn.checkFailures(res, ran); err != nil {
 			return rn.end(res, err)
+		}
+		if rn.ctl != nil && rn.ctl.out != nil {
+			if end, err := rn.checkAnswer(res, &msg, results); end {
+				if err != nil {
+					res.StopReason = StopError
+				}
+				return rn.end(res, err)
+			}
 		}
 	}
 }
@@ -710,10 +794,11 @@ func AssistantMessage(turn int, resp *Response) Message {
 
 // generate asks the model for one turn, streaming if it can.
 func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, choice ToolChoice) (*Response, error) {
-	req := &Request{Messages: msgs, ToolChoice: choice}
-	if l.Tools != nil {
-		req.Tools = l.Tools.Specs(ctx)
+	turn, err := rn.request(ctx, msgs, choice)
+	if err != nil {
+		return nil, err
 	}
+	req := turn.Request
 	if len(l.ContextManagers) > 0 {
 		rn.tokens.specs = estimateSpecs(req.Tools)
 	}
@@ -721,6 +806,9 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, 
 	resp, err := l.callModel(ctx, rn, req)
 	if err == nil && resp == nil {
 		err = errors.New("model returned no response")
+	}
+	if err == nil && len(l.Hooks.AfterModel) > 0 {
+		resp, err = rn.afterModel(ctx, turn, resp)
 	}
 	return resp, err
 }

@@ -44,12 +44,23 @@ type PauseState struct {
 	Executions []ToolExecution `json:"executions,omitempty"`
 	// Accounting is what the run had spent when it paused.
 	Accounting
+	// Output is the run's output format, if it was given one other than
+	// the loop's (by RunTyped); Resume goes on asking for it.
+	Output *OutputFormat `json:"output,omitempty"`
+	// InvalidOutputs counts the invalid final answers the run has had.
+	InvalidOutputs int `json:"invalid_outputs,omitempty"`
 }
 
 func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []PendingCall) (*RunResult, error) {
 	st := &PauseState{
 		RunID: rn.id, Turn: rn.turn, Messages: slices.Clone(res.Messages),
 		Results: results, Pending: pending, Executions: slices.Clone(res.Executions), Accounting: res.Accounting,
+	}
+	if c := rn.ctl; c != nil && c.out != nil {
+		st.InvalidOutputs = c.out.invalid
+		if rn.output != nil {
+			st.Output = c.out.format
+		}
 	}
 	res.Paused = st
 	res.StopReason = StopToolUse
@@ -74,6 +85,12 @@ func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[st
 
 // resume is Resume with an extra event sink for streaming.
 func (l *AgentLoop) resume(ctx context.Context, st *PauseState, decisions map[string]Approval, stream func(Event)) (*RunResult, error) {
+	return l.resumeWith(ctx, st, decisions, stream, nil)
+}
+
+// resumeWith is resume with an output format that overrides the loop's
+// and the state's.
+func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions map[string]Approval, stream func(Event), output *OutputFormat) (*RunResult, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -96,6 +113,20 @@ func (l *AgentLoop) resume(ctx context.Context, st *PauseState, decisions map[st
 	}
 	rn := l.newRun(st.RunID, stream)
 	rn.turn = st.Turn
+	if output == nil {
+		output = st.Output
+	}
+	if err := rn.setup(output); err != nil {
+		return nil, err
+	}
+	if c := rn.ctl; c != nil {
+		if c.out != nil {
+			c.out.invalid = st.InvalidOutputs
+		}
+		if l.Deferred != nil {
+			c.loaded, c.known = loadedTools(st.Messages), true
+		}
+	}
 	res := &RunResult{
 		RunID: rn.id, Messages: slices.Clone(st.Messages), Turns: st.Turn,
 		Executions: slices.Clone(st.Executions), Accounting: st.Accounting,

@@ -74,6 +74,7 @@ type callExtra struct {
 	repairs, modified []string // the argument repairs and rewrites
 	notes             []string // text the model sees after the output
 	stack             string   // a panic's stack
+	unloaded          bool     // a deferred tool the model had not loaded
 }
 
 // extra returns the call's extra state, making it on first use.
@@ -106,8 +107,8 @@ const (
 func (rn *runState) execCall(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
 	if rn.observed {
 		// Look the tool up early so the start event names its source.
-		if reg := rn.l.Tools; reg != nil && ctx.Err() == nil {
-			if e := reg.resolve(ctx, cr.tc.Name); e != nil {
+		if ctx.Err() == nil {
+			if e := rn.resolveTool(ctx, cr.tc.Name); e != nil {
 				cr.kind, cr.source = e.kind, e.source
 			}
 		}
@@ -187,11 +188,12 @@ func (cr *callRun) repair(args json.RawMessage) (fixed json.RawMessage, repairs 
 
 func (cr *callRun) resolve(ctx context.Context) *ToolResult {
 	reg := cr.rn.l.Tools
-	if reg != nil {
-		cr.e = reg.resolve(ctx, cr.tc.Name)
-	}
+	cr.e = cr.rn.resolveTool(ctx, cr.tc.Name)
 	if cr.e != nil {
 		cr.kind, cr.source = cr.e.kind, cr.e.source
+		if cr.rn.ctl != nil && cr.rn.unloaded(cr.e) {
+			cr.extra().unloaded = true
+		}
 		return nil
 	}
 	msg := fmt.Sprintf("unknown tool %q.", cr.tc.Name)
@@ -579,6 +581,7 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	r.CallID, r.Name = cr.tc.ID, cr.tc.Name
 	r.Meta.Source, r.Meta.SourceName = cr.kind, cr.source
 	r.Meta.Repairs, r.Meta.Modified = x.repairs, x.modified
+	r.Meta.Unloaded = x.unloaded
 	r.Meta.Duration = time.Since(cr.start)
 	if cr.rn.observed {
 		cr.emit(&Event{Type: EventComplete, Result: r, Stack: x.stack})

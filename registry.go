@@ -141,6 +141,9 @@ type snapshot struct {
 	specs    []ToolSpec // sorted by name
 	names    []string   // the names of specs
 
+	infoOnce sync.Once
+	infos    []ToolInfo // sorted by name
+
 	indexOnce sync.Once
 	index     *nameIndex // over names
 }
@@ -161,6 +164,23 @@ func (s *snapshot) sortedSpecs() []ToolSpec {
 		}
 	})
 	return s.specs
+}
+
+// toolInfos returns the tools names resolve to, with their sources,
+// sorted by name.
+func (s *snapshot) toolInfos() []ToolInfo {
+	s.infoOnce.Do(func() {
+		es := s.table.appendTo(make([]*entry, 0, s.table.len()))
+		if len(es) == 0 {
+			return
+		}
+		slices.SortFunc(es, func(a, b *entry) int { return strings.Compare(a.spec.Name, b.spec.Name) })
+		s.infos = make([]ToolInfo, len(es))
+		for i, e := range es {
+			s.infos[i] = ToolInfo{ToolSpec: e.spec, Source: e.kind, SourceName: e.source}
+		}
+	})
+	return s.infos
 }
 
 func (s *snapshot) nameIndex() *nameIndex {
@@ -375,6 +395,16 @@ func (r *ToolRegistry) Specs(ctx context.Context) []ToolSpec {
 	r.maybeRefresh(ctx)
 	if s := r.snap.Load(); s != nil {
 		return s.sortedSpecs()
+	}
+	return nil
+}
+
+// Tools returns every tool the model may call, with its source, sorted by
+// name. The slice is shared: do not modify it.
+func (r *ToolRegistry) Tools(ctx context.Context) []ToolInfo {
+	r.maybeRefresh(ctx)
+	if s := r.snap.Load(); s != nil {
+		return s.toolInfos()
 	}
 	return nil
 }

@@ -18,6 +18,14 @@ import "context"
 func (l *AgentLoop) RunCall(ctx context.Context, runID string, turn int, tc ToolCall, decision *Approval) (*ToolResult, *PendingCall) {
 	rn := l.newRun(runID, nil)
 	rn.turn, rn.decision = turn, decision
+	if l.Deferred != nil || l.Output != nil {
+		// The loop's own tools (tool search, final answer) resolve here
+		// too. A bad output format fails Run at once; here its tool just
+		// does not resolve.
+		if err := rn.setup(nil); err != nil {
+			rn.logger().Error("toolloop: RunCall: turn controls", "error", err)
+		}
+	}
 	results, pending := rn.runTurn(ctx, []ToolCall{tc}, nil, nil)
 	if len(pending) > 0 {
 		return nil, &pending[0]
