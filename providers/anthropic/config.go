@@ -9,7 +9,9 @@ import (
 // [Config] the API would refuse (thinking with a temperature, say), so
 // that a misconfiguration shows up before any request is sent. It is
 // also the error of a call whose request the config rules out: with
-// thinking on, one whose tool choice requires a tool call.
+// thinking on, one whose tool choice requires a tool call; with a model
+// that takes no structured output (see [Model.NativeOutput]), one with
+// an output format.
 var ErrConfig = errors.New("anthropic: invalid config")
 
 // Thinking configures Claude's thinking. The zero value leaves it off,

@@ -65,6 +65,36 @@
 // wrap-up message goes in the same user turn as the last results, after
 // them.
 //
+// # Structured output
+//
+// [toolloop.Request].Output is sent as output_config.format {"type":
+// "json_schema", "schema": ...}; the format's Description becomes the
+// schema's description when the schema has none (the API takes no name
+// or description). The answer comes back as a text block holding the
+// JSON; a refusal is StopRefusal as above, and an answer cut off by
+// max_tokens StopLength. The schema is sent as a tool's is, less the
+// keywords the API refuses at the root, then fitted to what structured
+// outputs take, by the rules of the SDK's own transform
+// (BetaJSONSchemaOutputFormat): keywords they do not take (minimum,
+// maxLength, ...), unknown string formats and a minItems above 1 move
+// into the description, where the model still reads them; oneOf becomes
+// anyOf; every object with properties gets additionalProperties: false;
+// $ref stands alone. Unlike the SDK's, this keeps type lists such as
+// ["string", "null"], which the SDK's schema type cannot hold. The changes
+// are logged at debug level; the loop validates the answer against the
+// schema as written.
+//
+// [Model.NativeOutput] reports true, with tools or without (the API takes
+// both together), for the models structured outputs are generally
+// available on: Claude 4.5 and later (Haiku 4.5, Sonnet 4.5, Opus 4.5,
+// Opus 4.6, Sonnet 4.6, ...), read from the model's name as the Claude
+// API, Bedrock and Vertex AI spell it. For older models (Opus 4.1 and
+// before) and names it cannot read, it is false, and the loop asks for
+// the answer through a tool of its own. A request with Output that the
+// model cannot take fails with an error wrapping [ErrConfig] before
+// anything is sent; so does (without ErrConfig) one whose format has no
+// schema or a schema that is not a JSON object.
+//
 // # Streaming, retries and errors
 //
 // [Model.Stream] yields text and thinking deltas as they arrive and a

@@ -92,6 +92,8 @@ type Model struct {
 	cfg    Config
 	log    *slog.Logger
 	tools  wire.Cache[convertedTool]
+	// outputs holds the converted output formats.
+	outputs wire.Cache[convertedOutput]
 	// err, when set, is the error of every call: the config is invalid.
 	err error
 }

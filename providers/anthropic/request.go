@@ -24,6 +24,11 @@ func (m *Model) params(req *toolloop.Request) (sdk.MessageNewParams, error) {
 		return p, err
 	}
 	p.ToolChoice = choice
+	if req.Output != nil {
+		if p.OutputConfig.Format, err = m.outputFormat(req); err != nil {
+			return p, err
+		}
+	}
 	if err := m.messages(&p, req.Messages); err != nil {
 		return p, err
 	}

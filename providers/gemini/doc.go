@@ -113,6 +113,31 @@
 // tools, required without tools, a Name with another mode, an unknown
 // mode. Config.EditRequest runs after, and may change it.
 //
+// # Structured output
+//
+// [toolloop.Request].Output is sent as responseMimeType
+// "application/json" with responseJsonSchema: the schema, less the
+// keywords the API refuses at the root and those it does not take
+// anywhere, with const as a one-value enum, as for tools; the format's
+// Description becomes the schema's description when the schema has none
+// (the API takes no name or description). The answer comes back as the
+// text, the JSON itself (a thought signature on it is kept as a
+// reasoning block, out of the text); a blocked answer is StopRefusal as
+// above. Config.EditRequest runs after, and may change it.
+//
+// [Model.NativeOutput] reports true for Gemini 2.5 and later without
+// tools, and, beside function declarations, for Gemini 3 and later only:
+// the structured output documentation offers structured outputs with
+// tools for the Gemini 3 series alone. The version is read from the
+// model's name ("gemini-2.5-flash", "gemini-3-pro-preview", after any
+// "models/" or Vertex AI "publishers/google/models/" prefix); for other
+// names (aliases such as "gemini-flash-latest", tuned models, Gemma) it
+// is false, and the loop asks for the answer through a tool of its own.
+// A request with Output that the model cannot take (Gemini 2.5 with
+// tools, say) fails with an error wrapping [ErrConfig] before anything
+// is sent; so does (without ErrConfig) one whose format has no schema or
+// a schema that is not a JSON object.
+//
 // # Streaming, retries and errors
 //
 // [Model.Stream] yields text deltas (Chunk.Text) and thought deltas

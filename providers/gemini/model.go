@@ -100,6 +100,8 @@ type Model struct {
 	cfg    Config
 	log    *slog.Logger
 	tools  wire.Cache[convertedTool]
+	// outputs holds the converted output formats.
+	outputs wire.Cache[convertedOutput]
 }
 
 // New returns a model configured by cfg. It does not contact the server;

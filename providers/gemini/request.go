@@ -46,6 +46,11 @@ func (m *Model) params(req *toolloop.Request) ([]*genai.Content, *genai.Generate
 		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
 		config.ToolConfig = toolConfig
 	}
+	if req.Output != nil {
+		if err := m.output(req, config); err != nil {
+			return nil, nil, err
+		}
+	}
 	if m.cfg.MaxTokens > 0 {
 		config.MaxOutputTokens = int32(min(m.cfg.MaxTokens, 1<<31-1))
 	}

@@ -99,6 +99,36 @@
 // answer, but nothing then stops the model from calling a tool, and the
 // loop does not run calls made in that turn.
 //
+// # Structured output
+//
+// [toolloop.Request].Output is sent as response_format {"type":
+// "json_schema", "json_schema": {name, description, schema, strict}}, and
+// in the Responses API as text.format {"type": "json_schema", name,
+// description, schema, strict}; the name defaults to "final_answer". The
+// answer comes back as the assistant's text, the JSON itself; a refusal,
+// which Structured Outputs sends instead of JSON, is StopRefusal as
+// above. The schema is sent as a tool's is, less the keywords the API
+// refuses at the root. strict is true only when strict mode can take the
+// schema as it is written (the rules of strict tools, above), whether
+// Config.Strict is set or not: the schema is never rewritten to fit,
+// since making an optional property required would change what the model
+// may answer, so any other schema goes with strict false (why is logged
+// at debug level), and the loop's validation of the answer is then what
+// holds the model to it.
+//
+// [Model.NativeOutput] and [ResponsesModel.NativeOutput] report true, with
+// tools or without (OpenAI's API takes both together), except with
+// Config.NoNativeOutput, for models that predate Structured Outputs
+// (gpt-3.5, gpt-4 and gpt-4-turbo, the first gpt-4o snapshot
+// gpt-4o-2024-05-13, o1-mini, o1-preview), and for DeepSeek's API, which
+// takes response_format json_object only. The loop then asks for the
+// answer through a tool of its own. A request with Output that the model
+// cannot take fails with an error wrapping [ErrConfig] before anything
+// is sent; so does (without ErrConfig) one whose format has no schema, a
+// schema that is not a JSON object, or a name that is not 1 to 64 of
+// a-z, A-Z, 0-9, _ and -. Set Config.NoNativeOutput for an
+// OpenAI-compatible server that does not take json_schema.
+//
 // # Streaming, retries and errors
 //
 // [Model.Stream] yields text deltas as they arrive and a final chunk with

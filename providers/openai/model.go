@@ -59,6 +59,10 @@ type Config struct {
 	// transcript, with the model's earlier reasoning as encrypted content.
 	// Chat Completions ignores it.
 	Store bool
+	// NoNativeOutput makes NativeOutput report false, for a server that
+	// does not take a json_schema response_format (or text.format): the
+	// loop then asks for a typed answer through a tool it adds.
+	NoNativeOutput bool
 
 	// MaxRetries is how many times the SDK retries a request that failed
 	// with a connection error, 408, 409, 429 or 5xx, waiting as Retry-After
@@ -84,6 +88,8 @@ type Model struct {
 	cfg    Config
 	log    *slog.Logger
 	tools  wire.Cache[convertedTool]
+	// outputs holds the converted output formats.
+	outputs wire.Cache[convertedOutput]
 	// server names the server, for the reasoning blocks it writes;
 	// serverExtra is their usual Extra.
 	server      string

@@ -31,6 +31,13 @@ func (m *Model) params(req *toolloop.Request) (oai.ChatCompletionNewParams, erro
 		p.Tools = append(p.Tools, t.param)
 	}
 	p.ToolChoice = chatToolChoice(req)
+	if req.Output != nil {
+		o, err := m.output(req)
+		if err != nil {
+			return p, err
+		}
+		p.ResponseFormat = o.chatFormat()
+	}
 	if m.cfg.MaxTokens > 0 {
 		p.MaxCompletionTokens = oai.Int(m.cfg.MaxTokens)
 	}

@@ -27,8 +27,9 @@ type ResponsesModel struct {
 	client oai.Client
 	cfg    Config
 	log    *slog.Logger
-	// chat converts tool specs (and words refusals) exactly as the Chat
-	// Completions model does, with its cache; it never sends a request.
+	// chat converts tool specs and output formats (and words refusals)
+	// exactly as the Chat Completions model does, with its caches; it
+	// never sends a request.
 	chat *Model
 	// noEncrypted is set once the server has said that the model cannot
 	// return encrypted reasoning: later requests stop asking for it.
@@ -54,7 +55,7 @@ func NewResponses(cfg Config) *ResponsesModel {
 		client: newClient(cfg),
 		cfg:    cfg,
 		log:    log,
-		chat:   &Model{cfg: cfg, log: log},
+		chat:   &Model{cfg: cfg, log: log, server: serverOf(cfg.BaseURL)},
 	}
 }
 

@@ -49,6 +49,13 @@ func (m *ResponsesModel) params(req *toolloop.Request) (responses.ResponseNewPar
 		}})
 	}
 	p.ToolChoice = responsesToolChoice(req)
+	if req.Output != nil {
+		o, err := m.chat.output(req)
+		if err != nil {
+			return p, err
+		}
+		p.Text.Format = o.responsesFormat()
+	}
 	if !m.noEncrypted.Load() {
 		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
 	}

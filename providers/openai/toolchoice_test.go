@@ -17,8 +17,12 @@ func toolChoiceRequest(choice toolloop.ToolChoice, wrappingUp bool) *toolloop.Re
 	return replay.ToolChoiceRequest(weatherRequest(), []toolloop.ToolSpec{weatherTool, replay.ConvertTool}, choice, wrappingUp)
 }
 
+// toolChoiceCases are the shared tool choices and auto, which sends no
+// tool_choice: its golden shows that.
+var toolChoiceCases = append([]replay.ToolChoiceCase{{Golden: "tool_choice_auto"}}, replay.ToolChoiceCases...)
+
 func TestToolChoice(t *testing.T) {
-	for _, tt := range replay.ToolChoiceCases {
+	for _, tt := range toolChoiceCases {
 		t.Run(tt.Golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.Golden, Response: "plain.json"})
 			_, err := modelFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
@@ -28,7 +32,7 @@ func TestToolChoice(t *testing.T) {
 }
 
 func TestResponsesToolChoice(t *testing.T) {
-	for _, tt := range replay.ToolChoiceCases {
+	for _, tt := range toolChoiceCases {
 		t.Run(tt.Golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "responses_" + tt.Golden, Response: rapi("text.json")})
 			_, err := responsesFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
