@@ -105,10 +105,11 @@ func (rn *runState) request(ctx context.Context, msgs []Message, choice ToolChoi
 		if l.Tools != nil {
 			req.Tools = l.Tools.Specs(ctx)
 		}
+		turn := &ModelTurn{TurnState: TurnState{RunID: rn.id, Turn: rn.turn, Messages: msgs}, Request: req}
 		if len(l.Hooks.BeforeModel) == 0 {
-			return &ModelTurn{Request: req}, nil
+			return turn, nil
 		}
-		return rn.beforeModel(ctx, &ModelTurn{TurnState: TurnState{RunID: rn.id, Turn: rn.turn, Messages: msgs}, Request: req})
+		return rn.beforeModel(ctx, turn)
 	}
 	st := TurnState{RunID: rn.id, Turn: rn.turn, Messages: msgs}
 	if l.Deferred != nil {
@@ -356,4 +357,32 @@ func (a *answers) take(id string) (json.RawMessage, bool) {
 	v, ok := a.m[id]
 	delete(a.m, id)
 	return v, ok
+}
+
+// ModelRequest returns the request for a model turn of a run, as Run
+// makes it: the registry's tools as the tool filter and the deferred
+// tools let them through, the tool search and final-answer tools, the
+// loop's tool choice (or choice, when it is not the zero value), the
+// output format, then the Hooks.BeforeModel hooks. It is for drivers
+// that take model turns themselves, such as the temporal package's model
+// activity; pass the result to [AgentLoop.AfterModel] with the response.
+func (l *AgentLoop) ModelRequest(ctx context.Context, runID string, turn int, msgs []Message, choice ToolChoice) (*ModelTurn, error) {
+	rn := l.newRun(runID, nil)
+	rn.turn = turn
+	if err := rn.setup(nil); err != nil {
+		return nil, err
+	}
+	return rn.request(ctx, msgs, choice)
+}
+
+// AfterModel runs the Hooks.AfterModel hooks on a response to the turn
+// [AgentLoop.ModelRequest] made, as Run does, and returns the response
+// to use. An error rejects the response.
+func (l *AgentLoop) AfterModel(ctx context.Context, turn *ModelTurn, resp *Response) (*Response, error) {
+	if len(l.Hooks.AfterModel) == 0 {
+		return resp, nil
+	}
+	rn := l.newRun(turn.RunID, nil)
+	rn.turn = turn.Turn
+	return rn.afterModel(ctx, turn, resp)
 }

@@ -77,9 +77,18 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 	hb := &beat{hb: heartbeat{Turn: in.Turn}}
 	stop := keepAlive(ctx, ag.heartbeatEvery(), hb)
 	defer stop()
-	req := &toolloop.Request{Messages: in.Messages, ToolChoice: in.ToolChoice}
-	if l.Tools != nil {
-		req.Tools = l.Tools.Specs(ctx)
+	// The request Run would send: the tool filter, deferred tools and
+	// tool search, the loop's tool choice, the before-model hooks.
+	mt, err := l.ModelRequest(ctx, in.RunID, in.Turn, in.Messages, in.ToolChoice)
+	if err != nil {
+		return nil, tsdk.NewApplicationErrorWithOptions(err.Error(), errTypeModelFailed, tsdk.ApplicationErrorOptions{NonRetryable: true})
+	}
+	req := mt.Request
+	if l.OnEvent != nil { // model wrappers (Retry, Fallback) report here
+		ctx = toolloop.WithEventSink(ctx, func(e toolloop.Event) {
+			e.RunID, e.Turn = in.RunID, in.Turn
+			ag.emit(e)
+		})
 	}
 	specTokens := estimateSpecs(req.Tools)
 	ag.emit(toolloop.Event{Type: toolloop.EventModelRequest, RunID: in.RunID, Turn: in.Turn})
@@ -100,6 +109,9 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 		var p *modelPanic
 		retry := !errors.As(err, &p) && !errors.Is(err, providers.ErrAuth)
 		return nil, tsdk.NewApplicationErrorWithOptions(err.Error(), errTypeModelFailed, tsdk.ApplicationErrorOptions{NonRetryable: !retry})
+	}
+	if resp, err = l.AfterModel(ctx, mt, resp); err != nil {
+		return nil, tsdk.NewApplicationErrorWithOptions(err.Error(), errTypeModelFailed, tsdk.ApplicationErrorOptions{NonRetryable: true})
 	}
 	msg := toolloop.AssistantMessage(in.Turn, resp)
 	if l.OnEvent != nil {

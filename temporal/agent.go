@@ -163,6 +163,9 @@ func Register(r worker.WorkflowRegistry, a Agent) {
 	if ag.Loop.Model == nil {
 		panic("toolloop/temporal: Agent.Loop has no Model")
 	}
+	if ag.Loop.Output != nil || len(ag.Loop.TurnProcessors) > 0 {
+		panic("toolloop/temporal: Agent.Loop.Output and Agent.Loop.TurnProcessors are not supported by the workflow yet: run such a loop with AgentLoop.Run")
+	}
 	ar.RegisterActivityWithOptions(ag.model, activity.RegisterOptions{Name: ag.modelActivity})
 	ar.RegisterActivityWithOptions(ag.call, activity.RegisterOptions{Name: ag.callActivity})
 	ar.RegisterActivityWithOptions(ag.manageContext, activity.RegisterOptions{Name: ag.contextActivity})

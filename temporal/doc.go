@@ -54,6 +54,16 @@
 //     Budget.MaxCost, a turn whose model has no price ends the run with
 //     toolloop.ErrUnknownPrice.
 //
+// The controls of each turn hold too: the model activity builds each
+// request with AgentLoop.ModelRequest (the loop's tool choice, tool
+// filter, deferred tools and tool search tool, Hooks.BeforeModel) and
+// passes the response through AgentLoop.AfterModel (Hooks.AfterModel; a
+// rejection ends the run with ErrModel and is not retried); the call
+// activity resolves the tool search tool. Model wrappers such as
+// toolloop.Retry report their attempts to the loop's OnEvent. Two are
+// not supported yet, and Register panics on a loop that sets them:
+// Loop.Output (typed final answers) and Loop.TurnProcessors.
+//
 // # Determinism
 //
 // The workflow code reads no clock but workflow.Now, draws no random
