@@ -75,7 +75,9 @@ func TestAfterModelRejects(t *testing.T) {
 	bad := errors.New("off-topic")
 	m := looptest.NewModel(t, looptest.Turn{Reply: looptest.Text("hi")})
 	l := &toolloop.AgentLoop{Model: m, Hooks: toolloop.Hooks{AfterModel: []toolloop.AfterModelHook{
-		func(context.Context, *toolloop.ModelTurn, *toolloop.Response) (*toolloop.Response, error) { return nil, bad }}}}
+		func(context.Context, *toolloop.ModelTurn, *toolloop.Response) (*toolloop.Response, error) {
+			return nil, bad
+		}}}}
 	env := newEnv(t, temporal.Agent{Loop: l, ModelRetry: quickRetry})
 	res, err := run(t, env, "", []toolloop.Message{toolloop.UserMessage("hello")})
 	require.ErrorIs(t, err, temporal.ErrModel)
