@@ -52,6 +52,38 @@
 //
 // [RunResult] reports what the run spent in its [Accounting].
 //
+// # Control of each turn
+//
+// Fields of [AgentLoop] shape what the model is asked and how its turns
+// are taken:
+//
+//   - ToolChoice sets the [ToolChoice] of every turn (auto, none,
+//     required, one named tool); the wrap-up turn forbids tools.
+//   - ToolFilter picks the tools sent on each turn, from the run's state;
+//     [Only] with a [ToolSelector] ([SelectNames], [SelectSources],
+//     [SelectAnnotations]) sends a fixed set. Deferred marks tools that
+//     are not sent until the model finds them with the tool search tool
+//     ([ToolSearchName]), so a run with hundreds of tools pays for the few
+//     it uses. A filter shapes the prompt; a call to a tool left out
+//     still resolves, and the guard decides what runs.
+//   - Hooks.BeforeModel edits each request (a per-turn tool choice, a
+//     trimmed tool list); Hooks.AfterModel inspects, replaces or rejects
+//     each response. [AgentLoop.ModelRequest] and [AgentLoop.AfterModel]
+//     do the same for drivers that take turns themselves.
+//   - TurnProcessors see each assistant turn's whole batch of calls
+//     before any runs: they answer some themselves (the results are
+//     marked Meta.Synthesized) or send the turn back to the model with a
+//     reason, at most MaxSendBacks times in a row.
+//   - Output asks for a final answer that is JSON of a schema, and
+//     [RunTyped] for one of a Go type: sent as the provider's native
+//     structured output when the model supports it beside tools
+//     ([NativeOutput]), otherwise through a final-answer tool; an invalid
+//     answer goes back to the model with the validator's message, up to
+//     MaxOutputRetries times, then the run ends with an [*OutputError].
+//   - [Retry] and [Fallback] wrap a Model to try again on rate limits,
+//     overload and network failures, or to move on to another model;
+//     each attempt is an event.
+//
 // # Exactly once, in bounded memory
 //
 // A call's result and the start of its tool are one atomic step: once the
