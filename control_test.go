@@ -477,3 +477,12 @@ func TestTurnProcessorSendsBack(t *testing.T) {
 		})
 	}
 }
+
+func TestRunTypedRefusal(t *testing.T) {
+	m := nativeModel{looptest.NewModel(t, looptest.Turn{Reply: &toolloop.Response{
+		Message: toolloop.Message{Content: []toolloop.Content{toolloop.TextContent("I can't help with that.")}}, StopReason: toolloop.StopRefusal}})}
+	_, res, err := toolloop.RunTyped[verdict](context.Background(), &toolloop.AgentLoop{Model: m}, nil)
+	require.ErrorIs(t, err, toolloop.ErrOutput)
+	assert.Contains(t, err.Error(), "refused")
+	assert.Equal(t, toolloop.StopRefusal, res.StopReason)
+}

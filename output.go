@@ -312,7 +312,11 @@ func ResumeTyped[T any](ctx context.Context, l *AgentLoop, st *PauseState, decis
 func DecodeOutput[T any](res *RunResult) (T, error) {
 	var v T
 	if res == nil || len(res.Output) == 0 {
-		return v, &OutputError{Reason: "the run gave no final answer"}
+		why := "the run gave no final answer"
+		if res != nil && res.StopReason == StopRefusal {
+			why = "the model refused to answer: " + res.FinalText
+		}
+		return v, &OutputError{Reason: why}
 	}
 	if err := json.Unmarshal(res.Output, &v); err != nil {
 		return v, &OutputError{Answer: string(res.Output), Reason: fmt.Sprintf("the answer does not decode into %T: %v", v, err)}
