@@ -16,6 +16,7 @@ var allTypes = []toolloop.EventType{
 	toolloop.EventStart, toolloop.EventArgumentsRepaired, toolloop.EventGuardVerdict,
 	toolloop.EventPermissionRequested, toolloop.EventPermissionCompleted, toolloop.EventHook,
 	toolloop.EventProgress, toolloop.EventPartialResult, toolloop.EventComplete,
+	toolloop.EventModelRetry, toolloop.EventModelFallback, toolloop.EventTurnSentBack, toolloop.EventOutputInvalid,
 }
 
 const runID = "run_1"
@@ -160,5 +161,19 @@ func edited() toolloop.Event {
 	e := ev(toolloop.EventTranscriptEdited)
 	e.Edit = &toolloop.TranscriptEdit{Strategy: "clear_tool_results", Reason: "threshold",
 		CallIDs: []string{"c0", "c1"}, TokensBefore: 12000, TokensAfter: 3000}
+	return e
+}
+
+// attempt is a failed model attempt, retried after delay or given up on
+// for the next model.
+func attempt(typ toolloop.EventType, n, model int, delay time.Duration) toolloop.Event {
+	e := ev(typ)
+	e.Attempt = &toolloop.ModelAttempt{Attempt: n, Model: model, Error: "openai: 429 Too Many Requests", Delay: delay}
+	return e
+}
+
+func withError(typ toolloop.EventType, msg string) toolloop.Event {
+	e := ev(typ)
+	e.Error = msg
 	return e
 }

@@ -223,6 +223,21 @@ func (p *printer) print(e toolloop.Event) {
 		p.line(markAsk, sgrYellow, "paused: "+plural(len(e.Pending), "call")+" await approval ("+strings.Join(names, ", ")+")")
 	case toolloop.EventLimit:
 		p.message(markNote, sgrYellow, "limit", e.Error)
+	case toolloop.EventModelRetry, toolloop.EventModelFallback:
+		if at := e.Attempt; at != nil {
+			what := "model attempt " + strconv.Itoa(at.Attempt) + " failed; retrying"
+			if at.Delay > 0 {
+				what += " in " + at.Delay.Round(time.Millisecond).String()
+			}
+			if e.Type == toolloop.EventModelFallback {
+				what = "model " + strconv.Itoa(at.Model) + " failed; trying the next"
+			}
+			p.message(markNote, sgrYellow, what, at.Error)
+		}
+	case toolloop.EventTurnSentBack:
+		p.message(markNote, sgrYellow, "turn sent back", e.Error)
+	case toolloop.EventOutputInvalid:
+		p.message(markNote, sgrYellow, "answer rejected", e.Error)
 	case toolloop.EventTranscriptRepaired:
 		p.message(markNote, sgrYellow, "transcript repaired", strings.Join(e.Repairs, "\n"))
 	case toolloop.EventTranscriptEdited:

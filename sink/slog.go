@@ -197,7 +197,8 @@ func eventLevel(e toolloop.Event, pausedEnd bool) slog.Level {
 			return slog.LevelInfo
 		}
 		return slog.LevelDebug
-	case toolloop.EventLimit, toolloop.EventTranscriptRepaired:
+	case toolloop.EventLimit, toolloop.EventTranscriptRepaired, toolloop.EventModelRetry, toolloop.EventModelFallback,
+		toolloop.EventTurnSentBack, toolloop.EventOutputInvalid:
 		return slog.LevelWarn
 	case toolloop.EventModelResponse:
 		if e.Response != nil {
@@ -227,7 +228,7 @@ func (s *slogSink) slim(e toolloop.Event) toolloop.Event {
 		Type: e.Type, Time: e.Time, RunID: e.RunID, Turn: e.Turn,
 		CallID: e.CallID, Tool: e.Tool, Source: e.Source, SourceName: e.SourceName,
 		Stack: e.Stack, StopReason: e.StopReason, Usage: e.Usage, Accounting: e.Accounting,
-		Error: e.Error, Progress: e.Progress, Hook: e.Hook, Approval: e.Approval,
+		Error: e.Error, Progress: e.Progress, Hook: e.Hook, Approval: e.Approval, Attempt: e.Attempt,
 	}
 	if s.o.Arguments {
 		out.Arguments = e.Arguments
@@ -401,6 +402,11 @@ func (s *slogSink) attrs(e toolloop.Event, textBytes int) []slog.Attr {
 			if ed.Usage != (toolloop.Usage{}) {
 				a = usageAttrs(a, &ed.Usage)
 			}
+		}
+	case toolloop.EventModelRetry, toolloop.EventModelFallback:
+		if at := e.Attempt; at != nil {
+			a = append(a, slog.Int("attempt", at.Attempt), slog.Int("model", at.Model), slog.Duration("delay", at.Delay))
+			text("error", at.Error)
 		}
 	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult:
 		a = append(a, slog.Int("bytes", textBytes))

@@ -99,6 +99,11 @@ func TestSlogEvents(t *testing.T) {
 			"status": "error", "error_kind": "timeout"}},
 		{"tool.execution_complete panic", nil, panicEnd, "ERROR", map[string]any{
 			"status": "error", "error_kind": "panic", "stack": "goroutine 7 [running]:\nmain.tool()"}},
+		{"model.retry", nil, attempt(toolloop.EventModelRetry, 1, 0, 1500*time.Millisecond), "WARN", map[string]any{
+			"attempt": 1.0, "model": 0.0, "delay": 1.5e9, "error": "openai: 429 Too Many Requests"}},
+		{"model.fallback", nil, attempt(toolloop.EventModelFallback, 2, 1, 0), "WARN", map[string]any{"attempt": 2.0, "model": 1.0}},
+		{"turn.sent_back", nil, withError(toolloop.EventTurnSentBack, "one file per turn"), "WARN", map[string]any{"error": "one file per turn"}},
+		{"output.invalid", nil, withError(toolloop.EventOutputInvalid, "bad severity"), "WARN", map[string]any{"error": "bad severity"}},
 		{"an event type the sink does not know", nil, ev("tool.something_new"), "INFO", map[string]any{"run_id": runID}},
 	}
 	covered := map[toolloop.EventType]bool{}
