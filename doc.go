@@ -52,6 +52,21 @@
 //
 // [RunResult] reports what the run spent in its [Accounting].
 //
+// # Model resilience
+//
+// A provider that is rate limited or overloaded after its SDK's own
+// retries need not end the run. [Retry] wraps a [Model] to ask it again
+// with capped exponential backoff and full jitter, on the errors
+// [IsRetryable] names (rate limit, overload, a 5xx, a broken or timed-out
+// connection; never an auth failure, a request too long for the model,
+// or the caller's cancellation); [Fallback] asks a list of models in
+// turn. Both are Models, so they nest: Fallback(Retry(primary, p),
+// backup). Each failed attempt is an [EventModelRetry] or
+// [EventModelFallback] event of the run, and both keep the streaming
+// ([Streamer]) and structured-output ([NativeOutput]) abilities of the
+// models they wrap. A stream is asked again only if it failed before its
+// first chunk: deltas already reported cannot be taken back.
+//
 // # Exactly once, in bounded memory
 //
 // A call's result and the start of its tool are one atomic step: once the
