@@ -219,32 +219,63 @@ func (r *retryModel) NativeOutput(withTools bool) bool {
 // chunk is asked for again; after it, its error passes through.
 func (r *retryStreamer) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error] {
 	return func(yield func(Chunk, error) bool) {
+		rl := &relay{yield: yield}
 		for n := 1; ; n++ {
-			sent := false
-			var failed error
-			for ch, err := range r.s.Stream(ctx, req) {
-				if err != nil {
-					failed = err
-					break
-				}
-				sent = true
-				if !yield(ch, nil) {
-					return
-				}
-			}
-			switch {
-			case failed == nil:
-				return
-			case sent:
-				yield(Chunk{}, failed)
+			if !rl.pass(r.s.Stream(ctx, req)) {
 				return
 			}
-			if err := r.again(ctx, n, failed); err != nil {
+			if err := r.again(ctx, n, rl.failed); err != nil {
 				yield(Chunk{}, err)
 				return
 			}
 		}
 	}
+}
+
+// relay passes the chunks of a model's stream on to the consumer of a
+// wrapper's stream.
+type relay struct {
+	yield  func(Chunk, error) bool
+	sent   bool  // a chunk of this stream was passed on
+	done   bool  // the stream failed, or the consumer stopped
+	failed error // the error the stream failed with
+}
+
+// pass relays seq. It reports whether seq failed before it yielded any
+// chunk, its error in failed: only then may another stream take its
+// place. Otherwise the stream is over for the consumer: it ended, the
+// consumer stopped, or it failed after a chunk and its error was passed
+// on unchanged.
+func (rl *relay) pass(seq iter.Seq2[Chunk, error]) bool {
+	rl.sent, rl.done, rl.failed = false, false, nil
+	seq(rl.chunk)
+	switch {
+	case rl.failed == nil:
+		return false
+	case rl.sent:
+		rl.yield(Chunk{}, rl.failed)
+		return false
+	}
+	return true
+}
+
+// chunk is the yield function a relayed stream is called with. Like a
+// range loop's it returns false once it has, but it ignores a stream
+// that yields on after that rather than panic.
+func (rl *relay) chunk(ch Chunk, err error) bool {
+	switch {
+	case rl.done:
+		return false
+	case err != nil:
+		rl.failed, rl.done = err, true
+		return false
+	}
+	rl.sent = true
+	if !rl.yield(ch, nil) {
+		rl.done = true
+		return false
+	}
+	return true
 }
 
 // again decides, after attempt n failed with err, whether to try once
@@ -403,42 +434,27 @@ func (f *fallbackModel) NativeOutput(withTools bool) bool {
 func (f *fallbackStreamer) Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error] {
 	return func(yield func(Chunk, error) bool) {
 		var errs []error
+		var rl *relay
 		for i, m := range f.models {
 			mctx := f.modelCtx(ctx, i)
-			s, ok := m.(Streamer)
-			if !ok {
-				resp, err := m.Generate(mctx, req)
-				if err == nil {
+			var err error
+			if s, ok := m.(Streamer); ok {
+				if rl == nil {
+					rl = &relay{yield: yield}
+				}
+				if !rl.pass(s.Stream(mctx, req)) {
+					return
+				}
+				err = rl.failed
+			} else {
+				var resp *Response
+				if resp, err = m.Generate(mctx, req); err == nil {
 					yield(Chunk{Response: resp}, nil)
 					return
 				}
-				errs = append(errs, err)
-				if !f.next(ctx, i, err) {
-					break
-				}
-				continue
 			}
-			sent := false
-			var failed error
-			for ch, err := range s.Stream(mctx, req) {
-				if err != nil {
-					failed = err
-					break
-				}
-				sent = true
-				if !yield(ch, nil) {
-					return
-				}
-			}
-			switch {
-			case failed == nil:
-				return
-			case sent:
-				yield(Chunk{}, failed)
-				return
-			}
-			errs = append(errs, failed)
-			if !f.next(ctx, i, failed) {
+			errs = append(errs, err)
+			if !f.next(ctx, i, err) {
 				break
 			}
 		}
