@@ -65,6 +65,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // retryAfter is what an error implements to say how long to wait before
 // the next attempt, as an HTTP Retry-After header does.
 type retryAfter interface {
+	error
 	RetryAfter() time.Duration
 }
 
@@ -72,8 +73,7 @@ type retryAfter interface {
 // for, if it implements RetryAfter() time.Duration with a positive
 // answer, else a random wait below BaseDelay·2ⁿ⁻¹; MaxDelay caps both.
 func (p *RetryPolicy) delay(n int, err error) time.Duration {
-	var ra retryAfter
-	if errors.As(err, &ra) {
+	if ra, ok := errors.AsType[retryAfter](err); ok {
 		if d := ra.RetryAfter(); d > 0 {
 			return min(d, p.MaxDelay)
 		}

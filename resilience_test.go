@@ -591,6 +591,18 @@ func (s *streamModel) Stream(ctx context.Context, _ *toolloop.Request) iter.Seq2
 	}
 }
 
+// rudeStreamer streams as its model does, but goes on yielding after it
+// was told to stop.
+type rudeStreamer struct{ *streamModel }
+
+func (r rudeStreamer) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
+	return func(yield func(toolloop.Chunk, error) bool) {
+		for ch, err := range r.streamModel.Stream(ctx, req) {
+			yield(ch, err) // ignores false
+		}
+	}
+}
+
 func deltasOf(rec *looptest.Recorder) string {
 	var s string
 	for _, e := range rec.Of(toolloop.EventModelDelta) {
@@ -666,6 +678,24 @@ func TestRetryStream(t *testing.T) {
 		}
 		assert.Equal(t, 1, n)
 		assert.Equal(t, 1, inner.Calls())
+	})
+
+	t.Run("a stream that yields on after it was told to stop", func(t *testing.T) {
+		inner := &streamModel{plays: []streamPlay{{deltas: []string{"a", "b", "c"}, err: provErr(503, providers.ErrOverloaded)}}}
+		rude := rudeStreamer{inner}
+		for name, m := range map[string]toolloop.Model{
+			"Retry":    toolloop.Retry(rude, toolloop.RetryPolicy{}),
+			"Fallback": toolloop.Fallback(rude, looptest.NewModel(t)),
+		} {
+			var got []string
+			assert.NotPanics(t, func() {
+				for ch := range m.(toolloop.Streamer).Stream(context.Background(), &toolloop.Request{}) {
+					got = append(got, ch.Text)
+					break
+				}
+			}, name)
+			assert.Equal(t, []string{"a"}, got, name)
+		}
 	})
 
 	t.Run("a model that does not stream", func(t *testing.T) {
