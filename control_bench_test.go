@@ -48,7 +48,7 @@ func BenchmarkToolFilter1000(b *testing.B) {
 	}
 	for name, l := range cases {
 		b.Run(name, func(b *testing.B) {
-			l.Model = noModel{}
+			l.Model = nopModel{}
 			rn := l.newRun("bench", nil)
 			if err := rn.setup(nil); err != nil {
 				b.Fatal(err)
@@ -89,6 +89,6 @@ func firstNames(reg *ToolRegistry, n int) []string {
 	return names
 }
 
-type noModel struct{}
+type nopModel struct{}
 
-func (noModel) Generate(context.Context, *Request) (*Response, error) { return &Response{}, nil }
+func (nopModel) Generate(context.Context, *Request) (*Response, error) { return &Response{}, nil }

@@ -80,9 +80,22 @@
 //     ([NativeOutput]), otherwise through a final-answer tool; an invalid
 //     answer goes back to the model with the validator's message, up to
 //     MaxOutputRetries times, then the run ends with an [*OutputError].
-//   - [Retry] and [Fallback] wrap a Model to try again on rate limits,
-//     overload and network failures, or to move on to another model;
-//     each attempt is an event.
+//   - [Retry] and [Fallback] wrap a Model (see below).
+//
+// # Model resilience
+//
+// A provider that is rate limited or overloaded after its SDK's own
+// retries need not end the run. [Retry] wraps a [Model] to ask it again
+// with capped exponential backoff and full jitter, on the errors
+// [IsRetryable] names (rate limit, overload, a 5xx, a broken or timed-out
+// connection; never an auth failure, a request too long for the model,
+// or the caller's cancellation); [Fallback] asks a list of models in
+// turn. Both are Models, so they nest: Fallback(Retry(primary, p),
+// backup). Each failed attempt is an [EventModelRetry] or
+// [EventModelFallback] event of the run, and both keep the streaming
+// ([Streamer]) and structured-output ([NativeOutput]) abilities of the
+// models they wrap. A stream is asked again only if it failed before its
+// first chunk: deltas already reported cannot be taken back.
 //
 // # Exactly once, in bounded memory
 //

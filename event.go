@@ -145,13 +145,17 @@ type Event struct {
 
 // ModelAttempt describes a failed attempt to get a turn from a model.
 type ModelAttempt struct {
-	// Attempt counts from 1; Model is the index of the model in a
-	// [Fallback] list (0 for a single model).
+	// Attempt counts from 1: the attempt of a [Retry] that failed, or on
+	// model.fallback the position of the model that failed (Model+1).
+	// Model is the index of the model that failed in its [Fallback] list:
+	// on model.retry, the innermost list around the Retry (0 for a Retry
+	// in no list).
 	Attempt int `json:"attempt"`
 	Model   int `json:"model"`
 	// Error is the attempt's error.
 	Error string `json:"error"`
-	// Delay is how long the loop waits before the next attempt.
+	// Delay, on model.retry, is how long Retry waits before the next
+	// attempt.
 	Delay time.Duration `json:"delay_ns,omitempty"`
 }
 
