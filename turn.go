@@ -184,7 +184,9 @@ func (cr *callRun) run() {
 	if res == nil && p == nil {
 		return // abandoned: the coordinator answered already
 	}
-	if p != nil && !cr.state.CompareAndSwap(callRunning, callFinished) {
+	// A call pending on its guard is still running; one pending on an
+	// agent that paused is finished already (see pausedCall).
+	if p != nil && !cr.state.CompareAndSwap(callRunning, callFinished) && cr.state.Load() != callFinished {
 		return
 	}
 	t.results[i], t.pend[i] = res, p
