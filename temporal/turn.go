@@ -18,6 +18,13 @@ type slot struct {
 	// decision settles the call's ask when it runs again.
 	decision *toolloop.Approval
 	pending  *toolloop.PendingCall
+	// decisions collects the decisions for the calls an agent whose run
+	// paused waits on (pending.Child), by their qualified call IDs; once
+	// every one has its decision, resume holds the pending call, and the
+	// call runs again to resume the agent. resumes counts those runs.
+	decisions map[string]toolloop.Approval
+	resume    *toolloop.PendingCall
+	resumes   int
 	future   workflow.Future
 	result   *toolloop.ToolResult
 }
@@ -142,6 +149,13 @@ func (rn *run) start(s *slot) {
 	if s.decision != nil {
 		id += "/decided"
 	}
+	in := callInput{RunID: rn.res.RunID, Turn: rn.turn, Call: s.tc, Decision: s.decision}
+	if s.resume != nil {
+		s.resumes++
+		id += fmt.Sprintf("/resumed-%d", s.resumes)
+		in.Resume, in.Decisions = s.resume, s.decisions
+		s.resume, s.decisions = nil, nil
+	}
 	timeout := s.policy.Timeout
 	if timeout <= 0 {
 		timeout = ag.toolTimeout()
@@ -154,9 +168,8 @@ func (rn *run) start(s *slot) {
 		WaitForCancellation: true,
 		Summary:             s.tc.Name + " " + s.tc.ID,
 	})
-	s.future = workflow.ExecuteActivity(actx, ag.callActivity, callInput{
-		RunID: rn.res.RunID, Turn: rn.turn, Call: s.tc, Decision: s.decision, Attempts: attempts,
-	})
+	in.Attempts = attempts
+	s.future = workflow.ExecuteActivity(actx, ag.callActivity, in)
 	s.state = CallRunning
 }
 
@@ -190,14 +203,44 @@ func (rn *run) outcome(s *slot, f workflow.Future) (*toolloop.ToolResult, *tooll
 }
 
 // decide applies a decision to the call it names, if that call waits
-// for one: exactly once, since the call then runs and waits no more.
+// for one: exactly once, since the call then runs and waits no more. A
+// call of a paused agent (see toolloop.AgentTool) takes one decision for
+// each call its child run waits on; the agent resumes once all have come.
 func (rn *run) decide(slots []*slot, d Decision) {
 	for _, s := range slots {
-		if s.tc.ID == d.CallID && s.state == CallAwaiting {
-			a := d.Approval
-			s.decision, s.pending, s.state = &a, nil, CallQueued
-			return
+		if s.state != CallAwaiting || s.pending == nil {
+			continue
 		}
+		if s.pending.Child == nil {
+			if s.tc.ID == d.CallID {
+				a := d.Approval
+				s.decision, s.pending, s.state = &a, nil, CallQueued
+				return
+			}
+			continue
+		}
+		if _, done := s.decisions[d.CallID]; done || !waitsOn(s.pending, d.CallID) {
+			continue
+		}
+		if s.decisions == nil {
+			s.decisions = make(map[string]toolloop.Approval)
+		}
+		s.decisions[d.CallID] = d.Approval
+		if len(s.decisions) == len(s.pending.Child.Pending) {
+			s.resume, s.pending, s.state = s.pending, nil, CallQueued
+		}
+		return
 	}
 	workflow.GetLogger(rn.ctx).Warn("toolloop: ignored a decision for a call that is not waiting", "call_id", d.CallID)
+}
+
+// waitsOn reports whether the paused agent's call p waits on the call of
+// the given (qualified) ID.
+func waitsOn(p *toolloop.PendingCall, id string) bool {
+	for _, w := range p.Waiting() {
+		if w.CallID == id {
+			return true
+		}
+	}
+	return false
 }
