@@ -25,8 +25,8 @@ type slot struct {
 	decisions map[string]toolloop.Approval
 	resume    *toolloop.PendingCall
 	resumes   int
-	future   workflow.Future
-	result   *toolloop.ToolResult
+	future    workflow.Future
+	result    *toolloop.ToolResult
 }
 
 // runTurn runs the calls of one assistant turn, each as an activity, and
