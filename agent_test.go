@@ -665,3 +665,21 @@ func TestAgentToolSpec(t *testing.T) {
 	require.Nil(t, pend)
 	assert.Equal(t, "found 42", res.Text())
 }
+
+// Resuming with a cancelled context resumes no child: the agent's call is
+// canceled, and the calls its child waited on never run.
+func TestAgentToolResumeCanceled(t *testing.T) {
+	f := newPauseFixture(t, true)
+	res, err := f.parent.Run(context.Background(), user("write a and b"))
+	require.ErrorIs(t, err, toolloop.ErrPaused)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err = f.parent.Resume(ctx, res.Paused, decideAll(res.Paused))
+	require.ErrorIs(t, err, context.Canceled)
+	looptest.AssertValid(t, res.Messages)
+	r := looptest.Results(res.Messages)["call_1"]
+	require.NotNil(t, r)
+	assert.Equal(t, toolloop.KindCanceled, r.Error.Kind)
+	assert.Equal(t, 0, f.childTools.byCall("call_1"))
+	assert.Equal(t, 1, f.childTools.byCall("call_3"), "what the child did before the pause stands")
+}

@@ -237,6 +237,11 @@ func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, 
 // guard and the pre-hooks do not run again: they spoke before the child
 // started. The child may pause again.
 func (rn *runState) resumeAgent(ctx context.Context, cr *callRun, p PendingCall, decisions map[string]Approval) (*ToolResult, *PendingCall) {
+	if err := ctx.Err(); err != nil {
+		cr.tc.Arguments, cr.kind, cr.source = p.Arguments, p.Meta.Source, p.Meta.SourceName
+		return cr.finish(ctx, errorResult(KindCanceled, "the run was canceled before the paused run of the agent %s resumed: "+
+			"the calls it had made stand, and none of those it waited on ran (%v)", cr.tc.Name, context.Cause(ctx))), nil
+	}
 	if res := cr.restore(ctx, p, nil); res != nil {
 		return cr.finish(ctx, res), nil
 	}

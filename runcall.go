@@ -13,8 +13,11 @@ import "context"
 // result an Approver's denial gives. With decision nil an ask goes to the
 // Approver, or, with PauseForApproval set, RunCall returns the pending call
 // (and no result) so the driver can wait for a human and call again with
-// the decision; otherwise it is denied. RunCall does not check the loop's
-// set-up: a driver calls [AgentLoop.Validate] once, before it starts.
+// the decision; otherwise it is denied. A call to an agent used as a tool
+// (see [AgentTool]) whose run pauses returns its pending call too, with
+// the child's state in Child: finish it with [AgentLoop.ResumeCall].
+// RunCall does not check the loop's set-up: a driver calls
+// [AgentLoop.Validate] once, before it starts.
 func (l *AgentLoop) RunCall(ctx context.Context, runID string, turn int, tc ToolCall, decision *Approval) (*ToolResult, *PendingCall) {
 	rn := l.newRun(runID, nil)
 	rn.turn, rn.decision = turn, decision

@@ -199,3 +199,23 @@ func TestIntegrationSubAgentWorkerRestart(t *testing.T) {
 	require.NoError(t, err)
 	checkSubAgentRun(t, counter, res)
 }
+
+// TestCancelWhileSubAgentAwaits: cancelling the run while a sub-agent
+// waits for decisions answers its call as canceled; the deletes it waited
+// on never run, and what it did before stands.
+func TestCancelWhileSubAgentAwaits(t *testing.T) {
+	c := &runCounter{}
+	env := newEnv(t, temporal.Agent{Loop: subAgentLead(c)})
+	env.RegisterDelayedCallback(env.CancelWorkflow, 24*time.Hour)
+	res, err := run(t, env, "", []toolloop.Message{toolloop.UserMessage("delete a and b")})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, res)
+	looptest.AssertValid(t, res.Messages)
+	r := looptest.Results(res.Messages)["call_1"]
+	require.NotNil(t, r)
+	require.NotNil(t, r.Error)
+	assert.Equal(t, toolloop.KindCanceled, r.Error.Kind)
+	assert.Contains(t, r.Text(), "the calls it had made stand")
+	assert.Equal(t, 0, c.get("delete_file a"))
+	assert.Equal(t, 1, c.get("read_file c"))
+}

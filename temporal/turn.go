@@ -71,8 +71,7 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 					finish(s, errorResult(s.tc, toolloop.KindCanceled,
 						"not run: the run was canceled before this call started (context canceled)"))
 				case CallAwaiting:
-					finish(s, errorResult(s.tc, toolloop.KindCanceled,
-						"not run: the run was canceled while this call waited for approval"))
+					finish(s, awaitingCanceled(s))
 				}
 			}
 		} else {
@@ -116,7 +115,8 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 					return
 				}
 				if p != nil {
-					r = errorResult(s.tc, toolloop.KindCanceled, "not run: the run was canceled while this call waited for approval")
+					s.pending = p
+					r = awaitingCanceled(s)
 				}
 				finish(s, r)
 			})
@@ -243,4 +243,14 @@ func waitsOn(p *toolloop.PendingCall, id string) bool {
 		}
 	}
 	return false
+}
+
+// awaitingCanceled is the result of a call that waited for approval when
+// the run was cancelled.
+func awaitingCanceled(s *slot) *toolloop.ToolResult {
+	if s.pending != nil && s.pending.Child != nil {
+		return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf("the run was canceled while the agent %s waited for approval: "+
+			"the calls it had made stand, and none of those it waited on ran", s.tc.Name))
+	}
+	return errorResult(s.tc, toolloop.KindCanceled, "not run: the run was canceled while this call waited for approval")
 }
