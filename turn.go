@@ -224,7 +224,10 @@ func (t *turn) wakeBy(d time.Duration) {
 	}
 	t.wakeAt, t.armed = at, true
 	if t.rn.timer == nil {
-		if tm, ok := timers.Get().(*time.Timer); ok {
+		// A timer from outside a testing/synctest bubble runs on the real
+		// clock, which the bubble's fake time never moves: none is taken
+		// into a bubble, and none leaves one (see putTimer).
+		if tm, ok := timers.Get().(*time.Timer); ok && !inBubble(t.begin) {
 			t.rn.timer = tm
 		} else {
 			t.rn.timer = time.NewTimer(d)
@@ -249,7 +252,9 @@ var timers sync.Pool
 func (rn *runState) putTimer() {
 	if rn.timer != nil {
 		rn.timer.Stop()
-		timers.Put(rn.timer)
+		if !inBubble(rn.started) {
+			timers.Put(rn.timer)
+		}
 		rn.timer = nil
 	}
 }
