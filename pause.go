@@ -118,8 +118,12 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 // keyed by call ID. Approved calls run (once, through the pre-hooks, the
 // tool and the post-hooks: the guard already spoke); denied calls get a
 // denied result with the decision's reason; calls of the same turn that
-// already finished are not run again. The run then goes on as Run would,
-// and its transcript ends as if an Approver had answered at the time.
+// already finished are not run again. The call of an agent whose run
+// paused (see [AgentTool] and PauseState.Agents) resumes the child's run,
+// once, with the decisions for the calls it waits on; the child's result
+// becomes the call's, or, if the child asks again, the run pauses again.
+// The run then goes on as Run would, and its transcript ends as if an
+// Approver had answered at the time.
 //
 // Resume consumes the state: resuming the same state twice runs the
 // approved calls twice. If a pending call has no decision, Resume returns
