@@ -97,6 +97,32 @@
 // models they wrap. A stream is asked again only if it failed before its
 // first chunk: deltas already reported cannot be taken back.
 //
+// # Agents as tools
+//
+// [NewAgentTool] wraps an AgentLoop, with its own model, tools, guard and
+// limits, as a [Tool] another loop's model can hand a task to; the call's
+// result is the child's final text. The child's run belongs to the
+// parent's:
+//
+//   - its events reach the parent's OnEvent and RunStream with the
+//     child's own run ID and turns, Event.ParentRunID and ParentCallID
+//     naming the parent's run and call (and a grandchild's, the child's);
+//   - what it spends (ResultMeta.Spent) is added to the parent's
+//     [Accounting], and so to what the parent's Budget checks;
+//   - a child that pauses for approval pauses the parent: the parent's
+//     [PauseState] lists the child's waiting calls among its own, their
+//     IDs qualified by the parent's call ("call_1/call_3"), and keeps the
+//     child's state, in JSON too; Resume with a decision for each resumes
+//     the child exactly once, and the run goes on. A paused run logged by
+//     the eventlog package, or run by the temporal package, resumes the
+//     same way in another process;
+//   - cancelling the parent cancels the child, which returns before the
+//     call does, and a child that fails gives the call a failed result
+//     with what it had written.
+//
+// Ordinary tools pay nothing for this. [AgentLoop.ResumeCall] resumes a
+// paused agent's call for drivers that run calls with RunCall.
+//
 // # Exactly once, in bounded memory
 //
 // A call's result and the start of its tool are one atomic step: once the

@@ -16,7 +16,9 @@ const (
 	// EventRunResumed continues a paused run; Approvals holds the decisions.
 	EventRunResumed EventType = "run.resumed"
 	// EventRunPaused: the run stopped to wait for approvals; Pending lists
-	// the calls that wait.
+	// the calls that wait, and Agents the calls to agents used as tools
+	// whose runs paused, with their states (as PauseState.Agents holds
+	// them, so that a log can resume the run).
 	EventRunPaused EventType = "run.paused"
 	// EventRunEnd closes a run: StopReason, Usage and Error.
 	EventRunEnd EventType = "run.end"
@@ -133,6 +135,7 @@ type Event struct {
 	Messages   []Message           `json:"messages,omitempty"`
 	Response   *Response           `json:"response,omitempty"`
 	Pending    []PendingCall       `json:"pending,omitempty"`
+	Agents     []PendingCall       `json:"agents,omitempty"`
 	Edit       *TranscriptEdit     `json:"edit,omitempty"`
 	Approvals  map[string]Approval `json:"approvals,omitempty"`
 	StopReason StopReason          `json:"stop_reason,omitempty"`

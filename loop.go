@@ -875,11 +875,15 @@ func notRunResult(tc ToolCall, why string) *ToolResult {
 	return r
 }
 
-// appendResults adds one tool message per result to the transcript.
+// appendResults adds one tool message per result to the transcript, and
+// what agents used as tools spent to the run's accounting.
 func (rn *runState) appendResults(res *RunResult, results []*ToolResult) {
 	for _, r := range results {
 		res.Messages = append(res.Messages, ToolMessage(r))
 		res.Executions = append(res.Executions, execution(rn.turn, r))
+		if s := r.Meta.Spent; s != nil {
+			res.Accounting.AddSpent(s)
+		}
 	}
 }
 

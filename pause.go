@@ -26,7 +26,42 @@ type PendingCall struct {
 	// Meta and Notes carry what the pipeline recorded before the pause.
 	Meta  ResultMeta `json:"meta"`
 	Notes []string   `json:"notes,omitempty"`
+
+	// ParentCallID is set on a call of a child run (an agent used as a
+	// tool, see [AgentTool]) as its parent lists it: the parent's call
+	// that started the child. CallID is then qualified, the parent's call
+	// ID, "/" and the child's own (one step more for each level of
+	// nesting), so that it is unique among the parent's; Index is the
+	// position of the parent's call. Decide it like any other pending
+	// call, by its CallID.
+	ParentCallID string `json:"parent_call_id,omitempty"`
+	// Child is set on a call to an agent used as a tool whose run paused
+	// (as [AgentLoop.RunCall] returns it, and in PauseState.Agents): the
+	// child's paused state. [PendingCall.Waiting] lists the calls it waits
+	// on.
+	Child *PauseState `json:"child,omitempty"`
 }
+
+// Waiting returns the calls that wait for a decision before p can go on:
+// p itself, or, for a call to an agent whose run paused, the calls its
+// child run waits on, qualified as a parent lists them (see
+// ParentCallID). The slice is the caller's.
+func (p *PendingCall) Waiting() []PendingCall {
+	if p.Child == nil {
+		return []PendingCall{*p}
+	}
+	out := make([]PendingCall, len(p.Child.Pending))
+	for i, c := range p.Child.Pending {
+		c.CallID = childCallID(p.CallID, c.CallID)
+		c.ParentCallID, c.Index, c.Child = p.CallID, p.Index, nil
+		out[i] = c
+	}
+	return out
+}
+
+// childCallID is the ID under which a parent lists a call of the child
+// run its call parent started.
+func childCallID(parent, child string) string { return parent + "/" + child }
 
 // PauseState is a paused run, serializable as JSON so that it can be saved
 // and resumed by another process.
@@ -39,8 +74,17 @@ type PauseState struct {
 	// Results holds that turn's finished results by call position; the
 	// positions of pending calls are null.
 	Results []*ToolResult `json:"results"`
-	// Pending lists the calls that wait for a decision.
-	Pending    []PendingCall   `json:"pending"`
+	// Pending lists the calls that wait for a decision: every call of
+	// the paused turn that waits, and every call that the paused child
+	// run of an agent used as a tool waits on (see
+	// PendingCall.ParentCallID). Resume needs a decision for each, by
+	// CallID.
+	Pending []PendingCall `json:"pending"`
+	// Agents lists the calls of the paused turn to agents used as tools
+	// (see [AgentTool]) whose runs paused, each with its child's state in
+	// Child. Resume resumes each child once, with the decisions for the
+	// calls it waits on.
+	Agents     []PendingCall   `json:"agents,omitempty"`
 	Executions []ToolExecution `json:"executions,omitempty"`
 	// Accounting is what the run had spent when it paused.
 	Accounting
@@ -52,9 +96,21 @@ type PauseState struct {
 }
 
 func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []PendingCall) (*RunResult, error) {
+	var agents []PendingCall
+	if slices.ContainsFunc(pending, func(p PendingCall) bool { return p.Child != nil }) {
+		// List the calls the paused agents wait on, and keep the agents.
+		var flat []PendingCall
+		for i := range pending {
+			if pending[i].Child != nil {
+				agents = append(agents, pending[i])
+			}
+			flat = append(flat, pending[i].Waiting()...)
+		}
+		pending = flat
+	}
 	st := &PauseState{
-		RunID: rn.id, Turn: rn.turn, Messages: slices.Clone(res.Messages),
-		Results: results, Pending: pending, Executions: slices.Clone(res.Executions), Accounting: res.Accounting,
+		RunID: rn.id, Turn: rn.turn, Messages: slices.Clone(res.Messages), Results: results,
+		Pending: pending, Agents: agents, Executions: slices.Clone(res.Executions), Accounting: res.Accounting,
 	}
 	if c := rn.ctl; c != nil && c.out != nil {
 		st.InvalidOutputs = c.out.invalid
@@ -65,7 +121,7 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 	res.Paused = st
 	res.StopReason = StopToolUse
 	acc := res.Accounting
-	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Accounting: &acc})
+	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Agents: agents, Accounting: &acc})
 	return rn.end(res, ErrPaused)
 }
 
@@ -73,8 +129,12 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 // keyed by call ID. Approved calls run (once, through the pre-hooks, the
 // tool and the post-hooks: the guard already spoke); denied calls get a
 // denied result with the decision's reason; calls of the same turn that
-// already finished are not run again. The run then goes on as Run would,
-// and its transcript ends as if an Approver had answered at the time.
+// already finished are not run again. The call of an agent whose run
+// paused (see [AgentTool] and PauseState.Agents) resumes the child's run,
+// once, with the decisions for the calls it waits on; the child's result
+// becomes the call's, or, if the child asks again, the run pauses again.
+// The run then goes on as Run would, and its transcript ends as if an
+// Approver had answered at the time.
 //
 // Resume consumes the state: resuming the same state twice runs the
 // approved calls twice. If a pending call has no decision, Resume returns
@@ -101,15 +161,9 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	if last.Role != RoleAssistant || len(last.ToolCalls) != len(st.Results) {
 		return nil, errors.New("toolloop: Resume: pause state does not end with the paused turn")
 	}
-	byIndex := make(map[int]PendingCall, len(st.Pending))
-	for _, p := range st.Pending {
-		if _, ok := decisions[p.CallID]; !ok {
-			return nil, fmt.Errorf("%w %s (%s)", ErrMissingDecision, p.CallID, p.Name)
-		}
-		if p.Index < 0 || p.Index >= len(last.ToolCalls) || last.ToolCalls[p.Index].ID != p.CallID {
-			return nil, fmt.Errorf("toolloop: Resume: pending call %s is not in the paused turn", p.CallID)
-		}
-		byIndex[p.Index] = p
+	byIndex, err := pendingByIndex(st, last, decisions)
+	if err != nil {
+		return nil, err
 	}
 	rn := l.newRun(st.RunID, stream)
 	rn.turn = st.Turn
@@ -137,10 +191,13 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	defer cancel()
 	exec := func(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
 		p, ok := byIndex[int(cr.index)]
-		if !ok { // a null result that was not pending: run it normally
+		switch {
+		case !ok: // a null result that was not pending: run it normally
 			return rn.execCall(ctx, cr)
+		case p.Child != nil:
+			return rn.resumeAgent(ctx, cr, p, decisions)
 		}
-		return rn.resumeCall(ctx, cr, p, decisions[p.CallID]), nil
+		return rn.resumeCall(ctx, cr, p, decisions[p.CallID])
 	}
 	results, pending := rn.runTurn(ctx, last.ToolCalls, st.Results, exec)
 	if len(pending) > 0 {
@@ -156,29 +213,116 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	return l.loop(outer, ctx, rn, res)
 }
 
-// resumeCall finishes a call that waited for a decision.
-func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, a Approval) *ToolResult {
+// pendingByIndex checks a pause state against its paused turn and the
+// decisions, and returns what waits at each position of the turn: a call
+// for a decision, or a call to an agent whose run paused.
+func pendingByIndex(st *PauseState, last Message, decisions map[string]Approval) (map[int]PendingCall, error) {
+	inTurn := func(p *PendingCall, id string) bool {
+		return p.Index >= 0 && p.Index < len(last.ToolCalls) && last.ToolCalls[p.Index].ID == id
+	}
+	byIndex := make(map[int]PendingCall, len(st.Pending))
+	for _, a := range st.Agents {
+		if a.Child == nil || !inTurn(&a, a.CallID) {
+			return nil, fmt.Errorf("toolloop: Resume: paused agent call %s is not in the paused turn", a.CallID)
+		}
+		for _, w := range a.Waiting() {
+			if _, ok := decisions[w.CallID]; !ok {
+				return nil, fmt.Errorf("%w %s (%s)", ErrMissingDecision, w.CallID, w.Name)
+			}
+		}
+		byIndex[a.Index] = a
+	}
+	for _, p := range st.Pending {
+		if _, ok := decisions[p.CallID]; !ok {
+			return nil, fmt.Errorf("%w %s (%s)", ErrMissingDecision, p.CallID, p.Name)
+		}
+		if p.ParentCallID != "" {
+			if a, ok := byIndex[p.Index]; !ok || a.Child == nil || a.CallID != p.ParentCallID {
+				return nil, fmt.Errorf("toolloop: Resume: pending call %s belongs to no paused agent call", p.CallID)
+			}
+			continue
+		}
+		if !inTurn(&p, p.CallID) {
+			return nil, fmt.Errorf("toolloop: Resume: pending call %s is not in the paused turn", p.CallID)
+		}
+		byIndex[p.Index] = p
+	}
+	return byIndex, nil
+}
+
+// resumeCall finishes a call that waited for a decision. It returns a
+// pending call instead when the call is to an agent whose run paused.
+func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, a Approval) (*ToolResult, *PendingCall) {
+	if res := cr.restore(ctx, p, &a); res != nil {
+		return cr.finish(ctx, res), nil
+	}
+	if !a.Approved {
+		return cr.finish(ctx, notApproved(a)), nil
+	}
+	res := cr.proceed(ctx)
+	if res == nil {
+		return cr.pausedCall()
+	}
+	return cr.finish(ctx, res), nil
+}
+
+// resumeAgent finishes a call to an agent used as a tool whose run
+// paused: the tool runs again, with the child's state and the decisions
+// for the calls it waits on, and resumes the child's run, once. The
+// guard and the pre-hooks do not run again: they spoke before the child
+// started. The child may pause again.
+func (rn *runState) resumeAgent(ctx context.Context, cr *callRun, p PendingCall, decisions map[string]Approval) (*ToolResult, *PendingCall) {
+	if err := ctx.Err(); err != nil {
+		cr.tc.Arguments, cr.kind, cr.source = p.Arguments, p.Meta.Source, p.Meta.SourceName
+		return cr.finish(ctx, errorResult(KindCanceled, "the run was canceled before the paused run of the agent %s resumed: "+
+			"the calls it had made stand, and none of those it waited on ran (%v)", cr.tc.Name, context.Cause(ctx))), nil
+	}
+	if res := cr.restore(ctx, p, nil); res != nil {
+		return cr.finish(ctx, res), nil
+	}
+	if _, ok := cr.e.tool.(*AgentTool); !ok {
+		return cr.finish(ctx, errorResult(KindExecutionFailed,
+			"not run: %s was an agent whose run paused, and is no longer one, so its run cannot be resumed", cr.tc.Name)), nil
+	}
+	child := make(map[string]Approval, len(p.Child.Pending))
+	for _, c := range p.Child.Pending {
+		if a, ok := decisions[childCallID(p.CallID, c.CallID)]; ok {
+			child[c.CallID] = a
+		}
+	}
+	ctx = context.WithValue(ctx, agentResumeKey{}, &agentResume{runID: rn.id, callID: cr.tc.ID, state: p.Child, decisions: child})
+	res := cr.runTool(ctx)
+	if res == nil {
+		return cr.pausedCall()
+	}
+	return cr.finish(ctx, res), nil
+}
+
+// restore puts back what the pipeline recorded of a pending call before
+// it paused, reports it (and its decision a, if any) to this process's
+// observers, and resolves and validates it again. It returns a result if
+// the call cannot go on.
+func (cr *callRun) restore(ctx context.Context, p PendingCall, a *Approval) *ToolResult {
 	cr.tc.Arguments = p.Arguments
 	x := cr.extra()
 	x.repairs, x.modified, x.notes = p.Meta.Repairs, p.Meta.Modified, p.Notes
 	cr.kind, cr.source = p.Meta.Source, p.Meta.SourceName
-	if rn.observed {
+	if cr.rn.observed {
 		// This process has not seen the call start: say so, then settle it.
 		cr.emit(&Event{Type: EventStart, Arguments: eventArgs(p.Arguments)})
-		cr.emit(&Event{Type: EventPermissionCompleted, Approval: &a})
+		if a != nil {
+			cr.emit(&Event{Type: EventPermissionCompleted, Approval: a})
+		}
 	}
 	if err := ctx.Err(); err != nil {
-		return cr.finish(ctx, errorResult(KindCanceled, "not run: the run was canceled before this call started (%v)", context.Cause(ctx)))
+		return errorResult(KindCanceled, "not run: the run was canceled before this call started (%v)", context.Cause(ctx))
 	}
 	if res := cr.resolve(ctx); res != nil {
-		return cr.finish(ctx, res)
+		return res
 	}
 	if te := cr.e.validate(p.Arguments); te != nil {
-		return cr.finish(ctx, ErrorResult(te))
+		return ErrorResult(te)
 	}
 	cr.setCall(p.Arguments)
-	if !a.Approved {
-		return cr.finish(ctx, notApproved(a))
-	}
-	return cr.finish(ctx, cr.proceed(ctx))
+	return nil
 }

@@ -75,6 +75,8 @@ type callExtra struct {
 	notes             []string // text the model sees after the output
 	stack             string   // a panic's stack
 	unloaded          bool     // a deferred tool the model had not loaded
+	// paused is the state of an agent's run that paused (see AgentTool).
+	paused *PauseState
 }
 
 // extra returns the call's extra state, making it on first use.
@@ -119,7 +121,9 @@ func (rn *runState) execCall(ctx context.Context, cr *callRun) (*ToolResult, *Pe
 		return nil, pend
 	}
 	if res == nil {
-		res = cr.proceed(ctx)
+		if res = cr.proceed(ctx); res == nil {
+			return cr.pausedCall()
+		}
 	}
 	return cr.finish(ctx, res), nil
 }
@@ -305,19 +309,45 @@ func notApproved(a Approval) *ToolResult {
 	return errorResult(KindDenied, "denied by the approver: %s", orDefault(a.Reason, "no reason given"))
 }
 
-// proceed runs the pre-hooks, the tool and the post-hooks.
+// proceed runs the pre-hooks, the tool and the post-hooks. It returns nil
+// when the tool is an agent whose run paused (see pausedCall).
 func (cr *callRun) proceed(ctx context.Context) *ToolResult {
 	if res := cr.preHooks(ctx); res != nil {
 		return res
 	}
+	return cr.runTool(ctx)
+}
+
+// runTool runs the tool and the post-hooks, or returns nil when the tool
+// is an agent whose run paused.
+func (cr *callRun) runTool(ctx context.Context) *ToolResult {
 	if res := cr.claim(ctx); res != nil {
 		return res
 	}
 	res := cr.execute(ctx)
+	if res == nil {
+		return nil // paused
+	}
 	if res = cr.cutOutput(res); cr.answered() {
 		return res // the coordinator answered meanwhile: no post-hook starts
 	}
 	return cr.postHooks(ctx, res)
+}
+
+// pausedCall is the pending call of a tool that is an agent whose run
+// paused for approval: it waits, as a call the guard asked about does,
+// and holds the child's state for Resume. Nothing of the call is
+// reported complete. If the turn's coordinator answered for the call
+// meanwhile, there is no pending call either.
+func (cr *callRun) pausedCall() (*ToolResult, *PendingCall) {
+	if !cr.state.CompareAndSwap(callExecuting, callFinished) {
+		return nil, nil
+	}
+	cr.closeReports(true)
+	return nil, &PendingCall{
+		CallID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.call.Arguments,
+		Meta: cr.pendingMeta(), Notes: cr.ex().notes, Child: cr.x.paused,
+	}
 }
 
 // claim marks the tool as started, unless the run is over or the turn's
@@ -460,7 +490,9 @@ func (cr *callRun) hookEvent(hook string, i int, effect, detail string) {
 
 // execute runs the tool, through the middleware, bounded by its timeout.
 // It runs on the call's own goroutine; if the tool ignores its context and
-// hangs, the turn's coordinator stops waiting for it (see runTurn).
+// hangs, the turn's coordinator stops waiting for it (see runTurn). It
+// returns nil, with the child's state in cr.x.paused, when the tool is an
+// agent whose run paused.
 func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 	if cr.timeout == 0 {
 		cr.timeout = cr.rn.l.timeoutOf(cr.e)
@@ -502,6 +534,10 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 	ended, timedOut := cr.ctx.release(err != nil)
 	switch {
 	case err != nil:
+		if ap := asAgentPaused(err); ap != nil {
+			cr.extra().paused = ap.state
+			return nil
+		}
 		if ended && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return cr.contextResult(timedOut, "")
 		}

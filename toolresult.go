@@ -107,6 +107,10 @@ type ResultMeta struct {
 	// Unloaded: the call was to a deferred tool the model had not loaded
 	// with the tool search tool. It ran as any other call.
 	Unloaded bool `json:"unloaded,omitempty"`
+	// Spent, on a result of an agent used as a tool (see [AgentTool]),
+	// is what the agent's run spent. The loop adds its Usage, Cost and
+	// UnpricedTurns to the run's [Accounting] when it appends the result.
+	Spent *Accounting `json:"spent,omitempty"`
 	// Extra holds tool-specific facts, such as a shell command's exit code.
 	Extra map[string]any `json:"extra,omitempty"`
 }

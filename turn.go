@@ -184,7 +184,9 @@ func (cr *callRun) run() {
 	if res == nil && p == nil {
 		return // abandoned: the coordinator answered already
 	}
-	if p != nil && !cr.state.CompareAndSwap(callRunning, callFinished) {
+	// A call pending on its guard is still running; one pending on an
+	// agent that paused is finished already (see pausedCall).
+	if p != nil && !cr.state.CompareAndSwap(callRunning, callFinished) && cr.state.Load() != callFinished {
 		return
 	}
 	t.results[i], t.pend[i] = res, p
@@ -222,8 +224,9 @@ func (t *turn) wakeBy(d time.Duration) {
 	}
 	t.wakeAt, t.armed = at, true
 	if t.rn.timer == nil {
-		// A timer made outside a synctest bubble does not run on its
-		// clock: a call in a bubble gets one of its own.
+		// A timer from outside a testing/synctest bubble runs on the real
+		// clock, which the bubble's fake time never moves: none is taken
+		// into a bubble, and none leaves one (see putTimer).
 		if tm, ok := timers.Get().(*time.Timer); ok && !inBubble(t.begin) {
 			t.rn.timer = tm
 		} else {
@@ -252,7 +255,7 @@ var timers sync.Pool
 func (rn *runState) putTimer() {
 	if rn.timer != nil {
 		rn.timer.Stop()
-		if !inBubble(rn.started) { // a bubble's timer dies with it
+		if !inBubble(rn.started) {
 			timers.Put(rn.timer)
 		}
 		rn.timer = nil

@@ -32,6 +32,12 @@ import (
 //   - run.paused records the pending calls, and run.resumed carries on
 //     with the same turn.
 //
+// The events of child runs (agents used as tools, see
+// [toolloop.AgentTool]), which carry Event.ParentRunID, add their usage
+// to Usage and change nothing else: the child's result is its parent's
+// call's, and a paused child's state comes back in its parent's
+// run.paused event (Event.Agents), so that Paused resumes the child too.
+//
 // So the transcript is the last run's, and it may end mid-turn: a call
 // that was running when the process died has no result. Pass it to
 // [toolloop.AgentLoop.Run], which gives such calls a canceled result and
@@ -50,7 +56,8 @@ type Replay struct {
 	Completed map[string]bool
 	// Tools summarizes the completed calls of each tool, by name.
 	Tools map[string]ToolSummary
-	// Usage adds up the tokens of every model response.
+	// Usage adds up the tokens of every model response, child runs'
+	// included.
 	Usage toolloop.Usage
 
 	// RunID is the last run's ID.
@@ -135,6 +142,15 @@ func ReadFile(path string) (*Replay, error) {
 // Add applies one event to the replay.
 func (rp *Replay) Add(e toolloop.Event) {
 	rp.Events++
+	if e.ParentRunID != "" { // a child run's
+		switch {
+		case e.Type == toolloop.EventModelResponse && e.Response != nil:
+			rp.Usage.Add(e.Response.Usage)
+		case e.Type == toolloop.EventTranscriptEdited && e.Edit != nil:
+			rp.Usage.Add(e.Edit.Usage)
+		}
+		return
+	}
 	switch e.Type {
 	case toolloop.EventRunStart:
 		rp.msgs = slices.Clone(e.Messages)
@@ -249,7 +265,7 @@ func (rp *Replay) pause(e toolloop.Event) {
 	}
 	rp.Paused = &toolloop.PauseState{
 		RunID: e.RunID, Turn: e.Turn, Messages: slices.Clone(rp.msgs),
-		Results: results, Pending: e.Pending, Executions: slices.Clone(rp.runExecs),
+		Results: results, Pending: e.Pending, Agents: e.Agents, Executions: slices.Clone(rp.runExecs),
 	}
 	if e.Accounting != nil {
 		rp.Paused.Accounting = *e.Accounting

@@ -55,6 +55,12 @@ type callInput struct {
 	Turn     int                `json:"turn"`
 	Call     toolloop.ToolCall  `json:"call"`
 	Decision *toolloop.Approval `json:"decision,omitempty"`
+	// Resume, on a call to an agent whose run paused (see
+	// toolloop.AgentTool), is the call's pending state, and Decisions
+	// the decisions for the calls it waits on: the activity resumes the
+	// agent's run with toolloop.AgentLoop.ResumeCall.
+	Resume    *toolloop.PendingCall        `json:"resume,omitempty"`
+	Decisions map[string]toolloop.Approval `json:"decisions,omitempty"`
 	// Attempts is the retry policy's MaximumAttempts: on that attempt the
 	// activity returns the tool's failure as its result instead of failing.
 	// 0 means unlimited.
@@ -222,7 +228,13 @@ func (ag *agent) call(ctx context.Context, in callInput) (*callOutput, error) {
 	}
 	activity.RecordHeartbeat(ctx, hb.snapshot())
 	stop := keepAlive(ctx, ag.heartbeatEvery(), hb)
-	res, pending := loop.RunCall(ctx, in.RunID, in.Turn, tc, in.Decision)
+	var res *toolloop.ToolResult
+	var pending *toolloop.PendingCall
+	if in.Resume != nil {
+		res, pending = loop.ResumeCall(ctx, in.RunID, in.Turn, tc, in.Resume, in.Decisions)
+	} else {
+		res, pending = loop.RunCall(ctx, in.RunID, in.Turn, tc, in.Decision)
+	}
 	stop()
 	if pending != nil {
 		return &callOutput{Pending: pending}, nil

@@ -123,6 +123,17 @@
 // to that call: the call runs again with it, through AgentLoop.RunCall. A
 // decision for a call that is not waiting is ignored.
 //
+// An agent used as a tool (toolloop.AgentTool) runs inside its call's
+// activity: its model turns and calls are not activities of their own, so
+// a lost worker interrupts it as it would any tool. When it pauses for
+// approval, its activity returns the call as pending with the child's
+// state, which waits in the workflow like any ask: [Status.Awaiting] lists
+// the calls the child waits on, each under the qualified ID a Decision
+// names it by ("call_1/call_3"), and once every one has its decision the
+// call runs again, through AgentLoop.ResumeCall, and resumes the child
+// exactly once, on whichever worker is running then. What the child
+// spends is added to the run's accounting.
+//
 // # Cancellation
 //
 // Cancelling the workflow cancels the running call activities (they learn

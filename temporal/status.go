@@ -22,12 +22,23 @@ type Status struct {
 	Calls []CallStatus `json:"calls,omitempty"`
 }
 
-// Awaiting returns the calls that wait for a Decision.
+// Awaiting returns the calls that wait for a Decision. A call to an agent
+// whose run paused (see toolloop.AgentTool) waits on calls of its child
+// run: they are listed in its stead, each under the qualified CallID a
+// Decision names it by (see toolloop.PendingCall.ParentCallID), with its
+// own Name and Pending.
 func (s *Status) Awaiting() []CallStatus {
 	var out []CallStatus
 	for _, c := range s.Calls {
-		if c.State == CallAwaiting {
+		if c.State != CallAwaiting {
+			continue
+		}
+		if c.Pending == nil || c.Pending.Child == nil {
 			out = append(out, c)
+			continue
+		}
+		for _, w := range c.Waiting {
+			out = append(out, CallStatus{CallID: w.CallID, Name: w.Name, State: CallAwaiting, Pending: &w})
 		}
 	}
 	return out
@@ -55,8 +66,12 @@ type CallStatus struct {
 	Name   string    `json:"name"`
 	State  CallState `json:"state"`
 	// Pending is set while the call awaits approval: the arguments it
-	// will run with and the guard's reason, for the person deciding.
+	// will run with and the guard's reason, for the person deciding; for
+	// a call to an agent whose run paused, its child's state.
 	Pending *toolloop.PendingCall `json:"pending,omitempty"`
+	// Waiting, on a call to an agent whose run paused, lists the calls of
+	// its child run that still wait for a Decision (see Awaiting).
+	Waiting []toolloop.PendingCall `json:"waiting,omitempty"`
 	// Error is the kind of a failed call's result, once it is done.
 	Error toolloop.ErrorKind `json:"error,omitempty"`
 
@@ -76,6 +91,13 @@ func (rn *run) status() (*Status, error) {
 	st := &Status{RunID: rn.res.RunID, Turn: rn.turn}
 	for _, s := range rn.calls {
 		cs := CallStatus{CallID: s.tc.ID, Name: s.tc.Name, State: s.state, Pending: s.pending}
+		if s.pending != nil && s.pending.Child != nil {
+			for _, w := range s.pending.Waiting() {
+				if _, done := s.decisions[w.CallID]; !done {
+					cs.Waiting = append(cs.Waiting, w)
+				}
+			}
+		}
 		if s.result != nil && s.result.Error != nil {
 			cs.Error = s.result.Error.Kind
 		}

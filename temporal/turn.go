@@ -18,8 +18,15 @@ type slot struct {
 	// decision settles the call's ask when it runs again.
 	decision *toolloop.Approval
 	pending  *toolloop.PendingCall
-	future   workflow.Future
-	result   *toolloop.ToolResult
+	// decisions collects the decisions for the calls an agent whose run
+	// paused waits on (pending.Child), by their qualified call IDs; once
+	// every one has its decision, resume holds the pending call, and the
+	// call runs again to resume the agent. resumes counts those runs.
+	decisions map[string]toolloop.Approval
+	resume    *toolloop.PendingCall
+	resumes   int
+	future    workflow.Future
+	result    *toolloop.ToolResult
 }
 
 // runTurn runs the calls of one assistant turn, each as an activity, and
@@ -64,8 +71,7 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 					finish(s, errorResult(s.tc, toolloop.KindCanceled,
 						"not run: the run was canceled before this call started (context canceled)"))
 				case CallAwaiting:
-					finish(s, errorResult(s.tc, toolloop.KindCanceled,
-						"not run: the run was canceled while this call waited for approval"))
+					finish(s, awaitingCanceled(s))
 				}
 			}
 		} else {
@@ -109,7 +115,8 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 					return
 				}
 				if p != nil {
-					r = errorResult(s.tc, toolloop.KindCanceled, "not run: the run was canceled while this call waited for approval")
+					s.pending = p
+					r = awaitingCanceled(s)
 				}
 				finish(s, r)
 			})
@@ -142,6 +149,13 @@ func (rn *run) start(s *slot) {
 	if s.decision != nil {
 		id += "/decided"
 	}
+	in := callInput{RunID: rn.res.RunID, Turn: rn.turn, Call: s.tc, Decision: s.decision}
+	if s.resume != nil {
+		s.resumes++
+		id += fmt.Sprintf("/resumed-%d", s.resumes)
+		in.Resume, in.Decisions = s.resume, s.decisions
+		s.resume, s.decisions = nil, nil
+	}
 	timeout := s.policy.Timeout
 	if timeout <= 0 {
 		timeout = ag.toolTimeout()
@@ -154,9 +168,8 @@ func (rn *run) start(s *slot) {
 		WaitForCancellation: true,
 		Summary:             s.tc.Name + " " + s.tc.ID,
 	})
-	s.future = workflow.ExecuteActivity(actx, ag.callActivity, callInput{
-		RunID: rn.res.RunID, Turn: rn.turn, Call: s.tc, Decision: s.decision, Attempts: attempts,
-	})
+	in.Attempts = attempts
+	s.future = workflow.ExecuteActivity(actx, ag.callActivity, in)
 	s.state = CallRunning
 }
 
@@ -190,14 +203,54 @@ func (rn *run) outcome(s *slot, f workflow.Future) (*toolloop.ToolResult, *tooll
 }
 
 // decide applies a decision to the call it names, if that call waits
-// for one: exactly once, since the call then runs and waits no more.
+// for one: exactly once, since the call then runs and waits no more. A
+// call of a paused agent (see toolloop.AgentTool) takes one decision for
+// each call its child run waits on; the agent resumes once all have come.
 func (rn *run) decide(slots []*slot, d Decision) {
 	for _, s := range slots {
-		if s.tc.ID == d.CallID && s.state == CallAwaiting {
-			a := d.Approval
-			s.decision, s.pending, s.state = &a, nil, CallQueued
-			return
+		if s.state != CallAwaiting || s.pending == nil {
+			continue
 		}
+		if s.pending.Child == nil {
+			if s.tc.ID == d.CallID {
+				a := d.Approval
+				s.decision, s.pending, s.state = &a, nil, CallQueued
+				return
+			}
+			continue
+		}
+		if _, done := s.decisions[d.CallID]; done || !waitsOn(s.pending, d.CallID) {
+			continue
+		}
+		if s.decisions == nil {
+			s.decisions = make(map[string]toolloop.Approval)
+		}
+		s.decisions[d.CallID] = d.Approval
+		if len(s.decisions) == len(s.pending.Child.Pending) {
+			s.resume, s.pending, s.state = s.pending, nil, CallQueued
+		}
+		return
 	}
 	workflow.GetLogger(rn.ctx).Warn("toolloop: ignored a decision for a call that is not waiting", "call_id", d.CallID)
+}
+
+// waitsOn reports whether the paused agent's call p waits on the call of
+// the given (qualified) ID.
+func waitsOn(p *toolloop.PendingCall, id string) bool {
+	for _, w := range p.Waiting() {
+		if w.CallID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitingCanceled is the result of a call that waited for approval when
+// the run was cancelled.
+func awaitingCanceled(s *slot) *toolloop.ToolResult {
+	if s.pending != nil && s.pending.Child != nil {
+		return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf("the run was canceled while the agent %s waited for approval: "+
+			"the calls it had made stand, and none of those it waited on ran", s.tc.Name))
+	}
+	return errorResult(s.tc, toolloop.KindCanceled, "not run: the run was canceled while this call waited for approval")
 }

@@ -206,6 +206,9 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 		for _, r := range results {
 			res.Messages = append(res.Messages, toolloop.ToolMessage(r))
 			res.Executions = append(res.Executions, execution(rn.turn, r))
+			if s := r.Meta.Spent; s != nil { // an agent used as a tool
+				res.AddSpent(s)
+			}
 		}
 		if rn.ctx.Err() != nil {
 			return rn.aborted()
