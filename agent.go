@@ -20,7 +20,8 @@ const MaxAgentDepth = 8
 // it like any tool; set its exported fields before registering it.
 //
 // A call runs the child loop on the task, and its result is the child's
-// final text. The child's run is part of its parent's:
+// final text, or its answer as JSON when the child's loop has an Output
+// format. The child's run is part of its parent's:
 //
 //   - Its events reach the parent's OnEvent and [AgentLoop.RunStream],
 //     with the child's own RunID and Turn, and with Event.ParentRunID and
@@ -198,9 +199,13 @@ func (a *AgentTool) result(ctx context.Context, res *RunResult, err error) (*Too
 	}
 	spent := res.Accounting
 	var r *ToolResult
-	if err == nil {
+	switch {
+	case err == nil && len(res.Output) > 0:
+		// A child with an output format answers with its JSON.
+		r = &ToolResult{Content: []Content{JSONContent(res.Output)}}
+	case err == nil:
 		r = TextResult(res.FinalText)
-	} else {
+	default:
 		kind := KindExecutionFailed
 		if cerr := ctx.Err(); cerr != nil {
 			kind = KindCanceled

@@ -683,3 +683,23 @@ func TestAgentToolResumeCanceled(t *testing.T) {
 	assert.Equal(t, 0, f.childTools.byCall("call_1"))
 	assert.Equal(t, 1, f.childTools.byCall("call_3"), "what the child did before the pause stands")
 }
+
+func TestAgentToolTypedChild(t *testing.T) {
+	child := &toolloop.AgentLoop{
+		Model: looptest.NewModel(t, looptest.Turn{Reply: looptest.Calls(looptest.Call("f", "final_answer", `{"answer":"yes","confidence":0.5}`))}),
+		Output: &toolloop.OutputFormat{Schema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer"]}`)},
+	}
+	parent := &toolloop.AgentLoop{
+		Model: looptest.NewModel(t,
+			looptest.Turn{Reply: looptest.Calls(looptest.Call("call_1", "judge", `{"task":"is it?"}`))},
+			looptest.Turn{Reply: looptest.Text("done")}),
+		Tools: registry(t, toolloop.NewAgentTool("judge", "Judges.", child)),
+	}
+	res, err := parent.Run(context.Background(), user("judge it"))
+	require.NoError(t, err)
+	r := looptest.Results(res.Messages)["call_1"]
+	require.False(t, r.IsError(), r.Text())
+	require.Len(t, r.Content, 1)
+	assert.Equal(t, toolloop.ContentJSON, r.Content[0].Type)
+	assert.JSONEq(t, `{"answer":"yes","confidence":0.5}`, string(r.Content[0].JSON))
+}
