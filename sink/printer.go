@@ -154,6 +154,9 @@ func (p *printer) event(e toolloop.Event) {
 }
 
 func (p *printer) print(e toolloop.Event) {
+	if e.ParentRunID != "" && !p.child(&e) {
+		return
+	}
 	v := p.run(e.RunID)
 	switch e.Type {
 	case toolloop.EventModelDelta:
@@ -250,6 +253,25 @@ func (p *printer) print(e toolloop.Event) {
 			p.line(markInfo, sgrDim, string(e.Type))
 		}
 	}
+}
+
+// child adapts an event of a sub-agent's run (see toolloop.AgentTool) for
+// printing, and reports whether to print it: its calls show as the
+// sub-agent's ("↳ tool"); its text, its pause, resume, start and end show
+// only when verbose, since the parent's call and pause say as much.
+func (p *printer) child(e *toolloop.Event) bool {
+	if e.Tool != "" {
+		e.Tool = "↳ " + e.Tool
+	}
+	switch e.Type {
+	case toolloop.EventRunEnd:
+		delete(p.runs, e.RunID)
+		return false
+	case toolloop.EventRunPaused, toolloop.EventRunResumed, toolloop.EventRunStart,
+		toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventModelResponse:
+		return p.o.Verbose
+	}
+	return true
 }
 
 // stream writes a delta of model text or reasoning, continuing the line

@@ -389,3 +389,20 @@ func (s *streamer) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[
 }
 
 var _ toolloop.Streamer = (*streamer)(nil)
+
+func TestPrinterChildRun(t *testing.T) {
+	child := func(e toolloop.Event) toolloop.Event {
+		e.RunID, e.ParentRunID, e.ParentCallID = "run_child", runID, "c9"
+		return e
+	}
+	events := []toolloop.Event{
+		child(runStart(toolloop.UserMessage("task"))),
+		child(complete(toolloop.TextResult("A"))),
+		child(response("child answer", toolloop.StopEnd)),
+		child(paused("rm")),
+		child(runEnd(toolloop.StopEnd, "")),
+	}
+	assert.Equal(t, "  ✓ ↳ read_file → A\n", printed(sink.PrinterOptions{}, events...),
+		"a sub-agent's calls show as its own; its text, pause and end are the parent's to tell")
+	assert.Contains(t, printed(verbose, events...), "child answer")
+}
