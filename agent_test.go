@@ -686,7 +686,7 @@ func TestAgentToolResumeCanceled(t *testing.T) {
 
 func TestAgentToolTypedChild(t *testing.T) {
 	child := &toolloop.AgentLoop{
-		Model: looptest.NewModel(t, looptest.Turn{Reply: looptest.Calls(looptest.Call("f", "final_answer", `{"answer":"yes","confidence":0.5}`))}),
+		Model:  looptest.NewModel(t, looptest.Turn{Reply: looptest.Calls(looptest.Call("f", "final_answer", `{"answer":"yes","confidence":0.5}`))}),
 		Output: &toolloop.OutputFormat{Schema: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"}},"required":["answer"]}`)},
 	}
 	parent := &toolloop.AgentLoop{
