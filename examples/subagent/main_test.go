@@ -18,13 +18,13 @@ func TestRun(t *testing.T) {
 	require.NoError(t, run(t.Context(), &out))
 	got := out.String()
 	for _, want := range []string{
-		"✓ search_papers query=raft",
+		"✓ ↳ search_papers query=raft",
 		"call_1/call_2 save_notes",
-		"✓ save_notes",
+		"✓ ↳ save_notes name=raft text=\"leader election, log replication, safety\" → saved raft",
 		"✓ research",
 		"(notes saved: 1; 2 turns of the lead;",
 	} {
 		assert.Contains(t, got, want)
 	}
-	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("✓ save_notes")), "the sub-agent's write ran once")
+	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("→ saved raft")), "the sub-agent's write ran once")
 }
