@@ -89,19 +89,9 @@ func (m *Model) output(req *toolloop.Request, config *genai.GenerateContentConfi
 	}
 	key := wire.Key(f.Name, f.Description, string(f.Schema))
 	o := m.outputs.Get(key, func() convertedOutput {
-		name := f.Name
-		if name == "" {
-			name = "final_answer"
-		}
-		if len(f.Schema) == 0 || string(f.Schema) == "null" {
-			return convertedOutput{err: fmt.Errorf("gemini: output format %s has no schema", name)}
-		}
-		schema, notes, err := wire.ObjectSchema(f.Schema)
+		name, schema, notes, err := wire.OutputSchema("gemini", f)
 		if err != nil {
-			return convertedOutput{err: fmt.Errorf("gemini: output format %s: %w", name, err)}
-		}
-		if _, has := schema["description"]; !has && f.Description != "" {
-			schema["description"] = f.Description
+			return convertedOutput{err: err}
 		}
 		notes = append(notes, cleanSchema(schema)...)
 		for _, n := range notes {

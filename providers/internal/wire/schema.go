@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/toolloop/toolloop"
 )
 
 // rootOnlyForbidden are keywords both APIs refuse at the top of a tool's
@@ -94,4 +96,27 @@ func SortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// OutputSchema decodes an output format's schema as ObjectSchema does,
+// for APIs that take the format's description inside the schema: it is
+// set as the root's description when the schema has none. provider
+// prefixes the errors; name is the format's name, "final_answer" if it
+// has none.
+func OutputSchema(provider string, f *toolloop.OutputFormat) (name string, schema map[string]any, notes []string, err error) {
+	name = f.Name
+	if name == "" {
+		name = toolloop.DefaultOutputName
+	}
+	if len(f.Schema) == 0 || string(f.Schema) == "null" {
+		return name, nil, nil, fmt.Errorf("%s: output format %s has no schema", provider, name)
+	}
+	schema, notes, err = ObjectSchema(f.Schema)
+	if err != nil {
+		return name, nil, nil, fmt.Errorf("%s: output format %s: %w", provider, name, err)
+	}
+	if _, has := schema["description"]; !has && f.Description != "" {
+		schema["description"] = f.Description
+	}
+	return name, schema, notes, nil
 }
