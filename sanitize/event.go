@@ -77,9 +77,14 @@ func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 			e.Response = &resp
 		}
 	}
-	each(&e.Pending, func(p *toolloop.PendingCall) bool {
-		return or(w.str(&p.Name), w.raw(&p.Arguments), w.str(&p.Reason), w.str(&p.Rule), w.meta(&p.Meta), w.strs(&p.Notes))
-	})
+	w.pendings(&e.Pending)
+	w.pendings(&e.Agents)
+	if e.Attempt != nil {
+		at := *e.Attempt
+		if w.str(&at.Error) {
+			e.Attempt = &at
+		}
+	}
 	w.approvals(&e.Approvals)
 	if e.Edit != nil {
 		ed := *e.Edit
@@ -220,7 +225,50 @@ func (w walker) result(res **toolloop.ToolResult) bool {
 }
 
 func (w walker) meta(m *toolloop.ResultMeta) bool {
-	return or(w.str(&m.MIMEType), w.str(&m.SourceName), w.strs(&m.Repairs), w.strs(&m.Modified), w.extra(&m.Extra))
+	return or(w.str(&m.MIMEType), w.str(&m.SourceName), w.strs(&m.Repairs), w.strs(&m.Modified), w.strs(&m.LoadedTools),
+		w.extra(&m.Extra))
+}
+
+// pendings redacts pending calls, and the paused runs of the agents among
+// them (see toolloop.AgentTool), whose transcripts they carry.
+func (w walker) pendings(ps *[]toolloop.PendingCall) bool {
+	return each(ps, func(p *toolloop.PendingCall) bool {
+		return or(w.str(&p.Name), w.raw(&p.Arguments), w.str(&p.Reason), w.str(&p.Rule), w.meta(&p.Meta), w.strs(&p.Notes),
+			w.pause(&p.Child))
+	})
+}
+
+// pause redacts a paused run's state, replacing *st with a copy if it
+// changes.
+func (w walker) pause(st **toolloop.PauseState) bool {
+	if *st == nil {
+		return false
+	}
+	out := **st
+	results := each(&out.Results, func(r **toolloop.ToolResult) bool { return w.result(r) })
+	execs := each(&out.Executions, func(x *toolloop.ToolExecution) bool {
+		changed := or(w.str(&x.Name), w.str(&x.Output))
+		if x.Error != nil {
+			e := *x.Error
+			if w.str(&e.Message) {
+				x.Error = &e
+				changed = true
+			}
+		}
+		return changed
+	})
+	output := false
+	if out.Output != nil {
+		f := *out.Output
+		if or(w.str(&f.Name), w.str(&f.Description), w.raw(&f.Schema)) {
+			out.Output, output = &f, true
+		}
+	}
+	if !or(w.messages(&out.Messages), results, w.pendings(&out.Pending), w.pendings(&out.Agents), execs, output) {
+		return false
+	}
+	*st = &out
+	return true
 }
 
 func (w walker) approvals(as *map[string]toolloop.Approval) bool {

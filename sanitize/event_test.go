@@ -36,10 +36,15 @@ var unredacted = map[string]bool{
 	"ToolError.Kind":         true,
 	"ResultMeta.Source":      true,
 	"TranscriptEdit.CallIDs": true,
+	"Event.ParentRunID":      true, "Event.ParentCallID": true, "PendingCall.ParentCallID": true,
+	"PauseState.RunID": true, "ToolExecution.CallID": true,
 }
 
 // secretText is what each field is filled with: text holding a token.
 var secretText = "see " + fakeGitHub + " here"
+
+// onPath holds the pointer types fill is inside of.
+var onPath = map[reflect.Type]bool{}
 
 // fill sets every field of v that can hold text, recursively: strings
 // and map keys to secretText, byte slices to its bytes, JSON values to a
@@ -74,6 +79,13 @@ func fill(v reflect.Value, name string) {
 		m.SetMapIndex(k, e)
 		v.Set(m)
 	case reflect.Pointer:
+		// A type that holds itself (a paused agent's state in a pending
+		// call) is filled once: the nested copy stays nil.
+		if onPath[v.Type()] {
+			return
+		}
+		onPath[v.Type()] = true
+		defer delete(onPath, v.Type())
 		p := reflect.New(v.Type().Elem())
 		fill(p.Elem(), name)
 		v.Set(p)
