@@ -143,7 +143,8 @@ func IsRetryable(err error) bool {
 // all, waiting between attempts with exponential backoff and full jitter.
 // An error that says how long to wait, by a method RetryAfter()
 // time.Duration anywhere in its chain, is waited for that long instead,
-// capped by p.MaxDelay.
+// capped by p.MaxDelay: a *providers.Error does, with the wait the
+// provider's Retry-After (or Gemini's retry delay) asked for.
 //
 // Each failed attempt that will be tried again is reported as an
 // [EventModelRetry] event to the sink ctx carries (see [WithEventSink];

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // The kinds of provider failure a caller can act on. A *[Error] matches at
@@ -45,9 +46,18 @@ type Error struct {
 	// URL missing its "/v1". They are empty for an error event inside a
 	// stream. The error's message shows them.
 	Method, URL, Hint string
+	// Wait is how long the provider asked the client to wait before it
+	// tries again (an HTTP Retry-After or retry-after-ms header, or
+	// Gemini's retry delay); 0 when it did not say. toolloop.Retry waits
+	// that long, through RetryAfter.
+	Wait time.Duration
 	// Err is the SDK's error.
 	Err error
 }
+
+// RetryAfter returns e.Wait: how long the provider asked the client to
+// wait before trying again, or 0.
+func (e *Error) RetryAfter() time.Duration { return e.Wait }
 
 // Error implements the error interface.
 func (e *Error) Error() string {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -39,6 +40,7 @@ func mapError(err error) error {
 		StatusCode: ae.StatusCode,
 		Type:       wire.FirstNonEmpty(string(ae.Type()), body.Error.Type),
 		Message:    body.Error.Message,
+		Wait:       wire.RetryAfter(wire.ResponseHeader(ae.Response), time.Now()),
 		Err:        err,
 	}
 	e.Kind = wire.StatusKind(e.StatusCode)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/stretchr/testify/assert"
@@ -108,4 +109,16 @@ func TestOtherErrorsPassThrough(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *providers.Error
 	assert.False(t, errors.As(err, &pe))
+}
+
+// TestRetryAfterReachesTheError checks that the wait a rate-limited
+// response asks for is on the error, where toolloop.Retry finds it.
+func TestRetryAfterReachesTheError(t *testing.T) {
+	for _, h := range []map[string]string{{"Retry-After-Ms": "1500"}, {"Retry-After": "1.5"}} {
+		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json", Header: h})
+		_, err := modelFor(srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
+		var ra interface{ RetryAfter() time.Duration }
+		require.ErrorAs(t, err, &ra)
+		assert.Equal(t, 1500*time.Millisecond, ra.RetryAfter(), "%v", h)
+	}
 }

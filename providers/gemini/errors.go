@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -42,6 +43,7 @@ func mapError(err error, x *exchange) error {
 		e.StatusCode = http.StatusOK
 	}
 	e.Kind = kind(e, reasons(ae.Details))
+	e.Wait = retryDelay(ae.Details)
 	var body []byte
 	if plainBody(ae) {
 		// The body was no google.rpc error: the SDK put the HTTP status
@@ -102,6 +104,21 @@ func kind(e *providers.Error, reasons []string) error {
 }
 
 // reasons returns the reasons of an error's google.rpc.ErrorInfo details.
+// retryDelay returns the retry delay a google.rpc.RetryInfo detail
+// asks for ("13s", "1.5s"), or 0; at most an hour.
+func retryDelay(details []map[string]any) time.Duration {
+	for _, d := range details {
+		if t, _ := d["@type"].(string); t != "type.googleapis.com/google.rpc.RetryInfo" {
+			continue
+		}
+		s, _ := d["retryDelay"].(string)
+		if v, err := time.ParseDuration(s); err == nil && v > 0 {
+			return min(v, time.Hour)
+		}
+	}
+	return 0
+}
+
 func reasons(details []map[string]any) []string {
 	var out []string
 	for _, d := range details {

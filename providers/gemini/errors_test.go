@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,4 +131,14 @@ func TestMissingKeyIsTheFirstCallsError(t *testing.T) {
 	for _, err := range m.Stream(context.Background(), weatherRequest()) {
 		require.Error(t, err)
 	}
+}
+
+// TestRetryDelayReachesTheError checks that the retry delay of a quota
+// error's RetryInfo is on the error, where toolloop.Retry finds it.
+func TestRetryDelayReachesTheError(t *testing.T) {
+	srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json"})
+	_, err := modelFor(srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
+	var ra interface{ RetryAfter() time.Duration }
+	require.ErrorAs(t, err, &ra)
+	assert.Equal(t, 37*time.Second, ra.RetryAfter())
 }

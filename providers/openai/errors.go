@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -35,6 +36,7 @@ func mapError(err error) error {
 			StatusCode: ae.StatusCode,
 			Type:       wire.FirstNonEmpty(code, ae.Type),
 			Message:    ae.Message,
+			Wait:       wire.RetryAfter(wire.ResponseHeader(ae.Response), time.Now()),
 			Err:        err,
 		}
 		classify(pe, code, ae.Type)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
@@ -170,4 +171,16 @@ func TestErrorInAnotherEnvelope(t *testing.T) {
 	var sdkErr *oai.Error
 	require.ErrorAs(t, err, &sdkErr)
 	assert.Equal(t, pe.Message, sdkErr.Message)
+}
+
+// TestRetryAfterReachesTheError checks that the wait a rate-limited
+// response asks for is on the error, where toolloop.Retry finds it.
+func TestRetryAfterReachesTheError(t *testing.T) {
+	for _, h := range []map[string]string{{"Retry-After-Ms": "1500"}, {"Retry-After": "1.5"}} {
+		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json", Header: h})
+		_, err := modelFor(srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
+		var ra interface{ RetryAfter() time.Duration }
+		require.ErrorAs(t, err, &ra)
+		assert.Equal(t, 1500*time.Millisecond, ra.RetryAfter(), "%v", h)
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -288,4 +290,45 @@ func ExtraVersion(u *url.URL, sdkPath *regexp.Regexp) string {
 func suggest(u *url.URL, path string) string {
 	c := url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}
 	return fmt.Sprintf("did you mean BaseURL %q?", c.String())
+}
+
+// maxRetryAfter bounds a wait a provider asks for, so a bogus header
+// cannot make a client wait for days.
+const maxRetryAfter = time.Hour
+
+// RetryAfter returns how long the headers of an error response ask the
+// client to wait: retry-after-ms (milliseconds, as OpenAI and Anthropic
+// send it) first, then Retry-After in seconds or as an HTTP date, taken
+// against now. It returns 0 for no header, a value it cannot read, or a
+// time in the past, and at most an hour.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	var d time.Duration
+	if ms := strings.TrimSpace(h.Get("retry-after-ms")); ms != "" {
+		if f, err := strconv.ParseFloat(ms, 64); err == nil && f > 0 && f < float64(maxRetryAfter/time.Millisecond) {
+			d = time.Duration(f * float64(time.Millisecond))
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After")); d == 0 && v != "" {
+		if secs, err := strconv.ParseFloat(v, 64); err == nil {
+			if secs > 0 && secs < maxRetryAfter.Seconds() {
+				d = time.Duration(secs * float64(time.Second))
+			} else if secs >= maxRetryAfter.Seconds() {
+				d = maxRetryAfter
+			}
+		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
+			d = t.Sub(now)
+		}
+	}
+	return min(d, maxRetryAfter)
+}
+
+// ResponseHeader returns the header of resp, or nil.
+func ResponseHeader(resp *http.Response) http.Header {
+	if resp == nil {
+		return nil
+	}
+	return resp.Header
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,4 +106,28 @@ func TestOwnReasoning(t *testing.T) {
 	assert.False(t, OwnReasoning(own, "openai"))
 	assert.False(t, OwnReasoning(toolloop.TextContent("x"), "anthropic"))
 	assert.False(t, OwnReasoning(toolloop.Content{Type: toolloop.ContentReasoning}, "anthropic"), "a block without provider data is no one's")
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		h    http.Header
+		want time.Duration
+	}{
+		{nil, 0},
+		{http.Header{}, 0},
+		{http.Header{"Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
+		{http.Header{"Retry-After": {"9"}}, 9 * time.Second},
+		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
+		{http.Header{"Retry-After": {now.Add(20 * time.Second).Format(http.TimeFormat)}}, 20 * time.Second},
+		{http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
+		{http.Header{"Retry-After": {"soon"}}, 0},
+		{http.Header{"Retry-After": {"-3"}}, 0},
+		{http.Header{"Retry-After": {"999999999"}}, time.Hour},
+		{http.Header{"Retry-After-Ms": {"nan"}, "Retry-After": {"2"}}, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, RetryAfter(tt.h, now), "%v", tt.h)
+	}
 }
