@@ -279,18 +279,8 @@ func (rn *runState) processTurn(ctx context.Context, res *RunResult, calls []Too
 func (rn *runState) synthesized(tc ToolCall, r *ToolResult, n int) *ToolResult {
 	out := *r
 	out.CallID, out.Name = tc.ID, tc.Name
-	out.Content = deepJSONAsText(slices.Clone(out.Content))
-	switch {
-	case out.Error != nil:
-		out.Status = StatusError
-	case out.Status == StatusError:
-		out.Error = &ToolError{Kind: KindExecutionFailed, Message: orDefault(out.Text(), "the tool reported an error")}
-	case out.Status == "":
-		out.Status = StatusOK
-	}
-	if out.Status == StatusError && len(out.Content) == 0 {
-		out.Content = []Content{TextContent(out.Error.Message)}
-	}
+	out.Content = slices.Clone(out.Content)
+	normalizeResult(&out)
 	out.Meta.Bytes = contentBytes(out.Content)
 	if share := rn.l.resultShare(n); share > 0 {
 		var cut bool
@@ -315,10 +305,11 @@ func (rn *runState) sendBack(res *RunResult, calls []ToolCall, done []*ToolResul
 		msg = "not run: the turn was sent back to you (" + why + "), too many times in a row; the run stops."
 	}
 	for i, tc := range calls {
-		r := (*ToolResult)(nil)
-		if done != nil && done[i] != nil && !done[i].Meta.Synthesized {
+		var r *ToolResult
+		switch {
+		case done != nil && done[i] != nil && !done[i].Meta.Synthesized:
 			r = done[i] // answered by the budget
-		} else {
+		default:
 			if done == nil || done[i] == nil {
 				res.ToolCalls-- // counted by overBudget, never run
 			}

@@ -567,18 +567,7 @@ func (cr *callRun) contextResult(timedOut bool, extra string) *ToolResult {
 func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	r := cr.own(res)
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
-	r.Content = deepJSONAsText(r.Content)
-	switch {
-	case r.Error != nil:
-		r.Status = StatusError
-	case r.Status == StatusError:
-		r.Error = &ToolError{Kind: KindExecutionFailed, Message: orDefault(r.Text(), "the tool reported an error")}
-	case r.Status == "":
-		r.Status = StatusOK
-	}
-	if r.Status == StatusError && len(r.Content) == 0 {
-		r.Content = []Content{TextContent(r.Error.Message)}
-	}
+	normalizeResult(r)
 	if hooks := cr.rn.l.Hooks.PostToolUseFailure; r.Status == StatusError && len(hooks) > 0 {
 		if cr.call == nil { // failed before the tool was resolved or validated
 			cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.rn.turn}
@@ -623,6 +612,24 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 		cr.emit(&Event{Type: EventComplete, Result: r, Stack: x.stack})
 	}
 	return r
+}
+
+// normalizeResult makes r's status and error agree, and gives a failed
+// result with no content its error's message, as the model is shown it;
+// JSON nested too deep becomes text.
+func normalizeResult(r *ToolResult) {
+	r.Content = deepJSONAsText(r.Content)
+	switch {
+	case r.Error != nil:
+		r.Status = StatusError
+	case r.Status == StatusError:
+		r.Error = &ToolError{Kind: KindExecutionFailed, Message: orDefault(r.Text(), "the tool reported an error")}
+	case r.Status == "":
+		r.Status = StatusOK
+	}
+	if r.Status == StatusError && len(r.Content) == 0 {
+		r.Content = []Content{TextContent(r.Error.Message)}
+	}
 }
 
 // own returns res as the call's own result, which the loop may change: a

@@ -57,7 +57,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 				remaining--
 				continue
 			}
-			e := rn.lookup(ctx, calls[next].Name)
+			e := rn.resolveTool(ctx, calls[next].Name)
 			excl := e != nil && e.spec.Exclusive
 			if running >= limit || exclusiveRunning || (excl && running > 0) {
 				break
@@ -264,10 +264,6 @@ func (rn *runState) putTimer() {
 
 func (rn *runState) newCall(tc ToolCall, i int) *callRun {
 	return &callRun{rn: rn, tc: tc, index: int32(i), start: time.Now(), decision: rn.decision}
-}
-
-func (rn *runState) lookup(ctx context.Context, name string) *entry {
-	return rn.resolveTool(ctx, name)
 }
 
 // timeoutOf is the execution timeout of a resolved tool (or the default).
