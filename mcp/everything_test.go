@@ -19,9 +19,9 @@ import (
 	"github.com/toolloop/toolloop/mcp"
 )
 
-// The reference TypeScript server, pinned in testdata/everything/package.json
-// and installed with: npm ci --prefix mcp/testdata/everything
-var everythingEntry = filepath.Join("testdata", "everything", "node_modules",
+// The reference TypeScript server, pinned in testdata/npm/package.json
+// and installed with: npm ci --prefix mcp/testdata/npm
+var everythingEntry = filepath.Join("testdata", "npm", "node_modules",
 	"@modelcontextprotocol", "server-everything", "dist", "index.js")
 
 // everythingConfig returns the config that starts the reference server over
@@ -38,7 +38,7 @@ func everythingConfig(t *testing.T) mcp.ServerConfig {
 		skip("node not found; the cross-implementation test needs Node 20+")
 	}
 	if _, err := os.Stat(everythingEntry); err != nil {
-		skip("server-everything not installed; run: npm ci --prefix mcp/testdata/everything")
+		skip("server-everything not installed; run: npm ci --prefix mcp/testdata/npm")
 	}
 	return mcp.ServerConfig{Command: node, Args: []string{everythingEntry, "stdio"}}
 }
