@@ -35,6 +35,14 @@ type ToolSpec struct {
 	// InputSchema is the JSON Schema of the arguments. It must describe an
 	// object. Nil means an object with no constraints.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema, if set, is the JSON Schema of the tool's structured
+	// output (its JSON content block), as an MCP server declares it. It is
+	// information for the program, guards and hooks: providers do not send
+	// it to the model, and the loop does not check results against it. A
+	// source that knows it validates what its tool returns (the mcp
+	// package turns a result that violates it into an execution_failed
+	// error).
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// Annotations describe the tool's effects to guards.
 	Annotations Annotations `json:"annotations,omitzero"`
 	// Timeout overrides the loop's per-call timeout for this tool.
