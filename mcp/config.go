@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,6 +75,34 @@ type ServerConfig struct {
 	// Timeout overrides the loop's per-call timeout for this server's tools.
 	// In JSON it is "timeout", in milliseconds.
 	Timeout time.Duration `json:"-"`
+
+	// Client capabilities: each is off when zero, and then not declared
+	// to the server. See [Options] for the handlers they need.
+
+	// Roots, if set, are the directories (or file:// URIs) offered to
+	// this server as its roots, instead of [Options.Roots].
+	Roots []string `json:"roots,omitempty"`
+	// Sampling lets the server ask for model completions, answered by
+	// [Options.Sampling], which must then be set.
+	Sampling bool `json:"sampling,omitempty"`
+	// Elicitation lets the server ask the user questions, answered by
+	// [Options.Elicit], which must then be set.
+	Elicitation bool `json:"elicitation,omitempty"`
+	// LogLevel, if set, is sent to the server with logging/setLevel on
+	// each connection: "debug", "info", "notice", "warning", "error",
+	// "critical", "alert" or "emergency". Empty leaves the server's own
+	// level. Log messages go to [Options.OnEvent] and [Options.Logger].
+	LogLevel string `json:"logLevel,omitempty"`
+	// ResourceTools offers the model two read-only tools for the server's
+	// resources, "server__list_resources" and "server__read_resource",
+	// when the server has resources. See [Source.ReadResource].
+	ResourceTools bool `json:"resourceTools,omitempty"`
+	// OAuth, for an HTTP or SSE server, authorizes requests: its token
+	// source's token is sent as a bearer token, and a 401 or 403 calls its
+	// Authorize once before the request is tried again. Use the SDK's
+	// auth.AuthorizationCodeHandler for the full flow, or [TokenAuth] for
+	// a token you already have. Tokens never reach logs or errors.
+	OAuth auth.OAuthHandler `json:"-"`
 }
 
 // serverConfigFields is ServerConfig without its JSON methods.

@@ -81,6 +81,33 @@ type Options struct {
 	// left is left out, as above. 0 means [DefaultMaxBinaryBytes] (8 MiB
 	// of base64, 6 MiB of data).
 	MaxBinaryBytes int
+
+	// Client capabilities: what servers may ask of the client. Each is
+	// off unless set, and, except Roots, reaches only the servers whose
+	// [ServerConfig] asks for it; a capability that is off is not
+	// declared to servers. See client.go's types.
+
+	// Roots are the workspace directories offered to servers as roots
+	// (file:// URIs), unless a server lists its own ([ServerConfig.Roots]).
+	// Nil declares no roots capability. [Source.SetRoots] changes them.
+	Roots []string
+	// Sampling answers the sampling requests of the servers whose config
+	// sets Sampling, with a model of yours, through an approval; nil
+	// declares no sampling capability. See [Sampling].
+	Sampling *Sampling
+	// Elicit answers the elicitation requests (a question for the user,
+	// with a form) of the servers whose config sets Elicitation; nil
+	// declares no elicitation capability. See [ElicitFunc].
+	Elicit ElicitFunc
+	// OnEvent receives what servers report outside tool calls, as events
+	// of source mcp named after the server: their log messages
+	// ([EventLog]), updates of subscribed resources
+	// ([EventResourceUpdated]) and the sampling requests answered or
+	// refused ([EventSampling]). It is called on the SDK's goroutine that
+	// read the notification, one event at a time per server, and must not
+	// block for long; a panic in it is recovered. Nil discards them (log
+	// messages still go to Logger).
+	OnEvent func(toolloop.Event)
 }
 
 func orDur(d, def time.Duration) time.Duration {
@@ -173,6 +200,9 @@ type Source struct {
 	changed   func()
 	retry     *time.Timer
 	wg        sync.WaitGroup
+
+	// cl holds the state of the client capabilities (client.go).
+	cl *clientState
 }
 
 // New returns a source for the server configured by cfg, under the given
@@ -202,12 +232,9 @@ func New(name string, cfg ServerConfig, opts *Options) (*Source, error) {
 	if kind == typeHTTP || kind == typeSSE {
 		s.http = s.newHTTPClient()
 	}
-	s.client = sdk.NewClient(impl, &sdk.ClientOptions{
-		Logger:                      s.logger,
-		Capabilities:                &sdk.ClientCapabilities{},
-		ToolListChangedHandler:      s.onListChanged,
-		ProgressNotificationHandler: s.onProgress,
-	})
+	if s.client, err = s.newClient(impl); err != nil {
+		return nil, fmt.Errorf("mcp: server %q: %w", name, err)
+	}
 	return s, nil
 }
 

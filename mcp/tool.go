@@ -14,6 +14,9 @@ type tool struct {
 	src    *Source
 	remote string // the server's name for it
 	spec   toolloop.ToolSpec
+	// resource marks the resource tools, which the source answers itself
+	// (see ServerConfig.ResourceTools).
+	resource bool
 }
 
 // newTool wraps a listed tool under the given model-facing name. It fails
@@ -35,12 +38,16 @@ func (s *Source) newTool(name string, t *sdk.Tool) (*tool, error) {
 		desc = "The " + t.Name + " tool of the " + s.name + " MCP server."
 	}
 	tl := &tool{src: s, remote: t.Name, spec: toolloop.ToolSpec{
-		Name:        name,
-		Description: desc,
-		InputSchema: schema,
-		Annotations: annotations(t),
-		Timeout:     s.cfg.Timeout,
+		Name:         name,
+		Description:  desc,
+		InputSchema:  schema,
+		OutputSchema: s.outputSchema(t),
+		Annotations:  annotations(t),
+		Timeout:      s.cfg.Timeout,
 	}}
+	if v, ok := s.cl.resourceTools.Load(t.Name); ok && v == t {
+		tl.resource = true
+	}
 	// The registry compiles schemas with rules of its own (an object
 	// schema, no remote references); try it on a scratch registry.
 	var probe toolloop.ToolRegistry
@@ -81,6 +88,14 @@ func (t *tool) Spec() toolloop.ToolSpec { return t.spec }
 // its original name. The server's progress notifications for the call are
 // reported through call.ReportProgress. A cancelled or timed-out ctx sends
 // the server the protocol's cancellation notice.
+//
+// A result whose structured content does not match the tool's output
+// schema is an error result of kind execution_failed naming the mismatch,
+// as the protocol asks of clients; a result with isError is not checked,
+// nor is structured content cut to the output budget.
 func (t *tool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	if t.resource {
+		return t.src.runResourceTool(ctx, t.remote, call)
+	}
 	return t.src.call(ctx, t.remote, call)
 }
