@@ -121,6 +121,7 @@ func hasHeader(h map[string]string, name string) bool {
 // against their tools' output schemas.
 func (s *Source) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		s.setLogLevelMeta(req)
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
@@ -166,6 +167,31 @@ func (s *Source) initialized(ctx context.Context, cs *sdk.ClientSession) {
 		if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: u}); err != nil {
 			s.logger.Warn("mcp server refused to renew a subscription", "uri", u, "err", err)
 		}
+	}
+}
+
+// setLogLevelMeta asks for the configured log level in a request's
+// metadata, as the protocol of 2026-07-28 has it (no logging/setLevel).
+func (s *Source) setLogLevelMeta(req sdk.Request) {
+	if s.cfg.LogLevel == "" {
+		return
+	}
+	cs, ok := req.GetSession().(*sdk.ClientSession)
+	if !ok {
+		return
+	}
+	ir := cs.InitializeResult()
+	p := req.GetParams()
+	if ir == nil || ir.ProtocolVersion < "2026-07-28" || p == nil {
+		return
+	}
+	m := p.GetMeta()
+	if m == nil {
+		m = map[string]any{}
+	}
+	if _, ok := m[sdk.MetaKeyLogLevel]; !ok {
+		m[sdk.MetaKeyLogLevel] = s.cfg.LogLevel
+		p.SetMeta(m)
 	}
 }
 
