@@ -103,10 +103,10 @@ type Options struct {
 	// of source mcp named after the server: their log messages
 	// ([EventLog]), updates of subscribed resources
 	// ([EventResourceUpdated]) and the sampling requests answered or
-	// refused ([EventSampling]). It is called on the SDK's goroutine that
-	// read the notification, one event at a time per server, and must not
-	// block for long; a panic in it is recovered. Nil discards them (log
-	// messages still go to Logger).
+	// refused ([EventSampling]). It is called on the SDK's goroutines,
+	// possibly several at once, and must not block for long (a
+	// notification waits for it); a panic in it is recovered. Nil discards
+	// them (log messages still go to Logger).
 	OnEvent func(toolloop.Event)
 }
 
