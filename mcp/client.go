@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the protocol of 2026-07-28 but work for at least a year, and servers use them; the issue asks for them.
+
 package mcp
 
 import (
@@ -87,11 +89,9 @@ func (s *Source) newClient(impl *sdk.Implementation) (*sdk.Client, error) {
 		ToolListChangedHandler:      s.onListChanged,
 		ProgressNotificationHandler: s.onProgress,
 		ResourceUpdatedHandler:      s.onResourceUpdated,
-		//lint:ignore SA1019 logging is deprecated in the newest protocol only
-		LoggingMessageHandler: s.onLog,
+		LoggingMessageHandler:       s.onLog,
 	}
 	if cfg.Sampling {
-		//lint:ignore SA1019 sampling is deprecated in the newest protocol only
 		co.CreateMessageHandler = s.onSampling
 	}
 	if cfg.Elicitation {
@@ -99,7 +99,6 @@ func (s *Source) newClient(impl *sdk.Implementation) (*sdk.Client, error) {
 	}
 	c := sdk.NewClient(impl, co)
 	if cl.roots != nil {
-		//lint:ignore SA1019 roots are deprecated in the newest protocol only
 		c.AddRoots(sdkRoots(cl.roots)...)
 	}
 	c.AddSendingMiddleware(s.middleware)
@@ -152,7 +151,6 @@ func (s *Source) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 // the connection is usable all the same.
 func (s *Source) initialized(ctx context.Context, cs *sdk.ClientSession) {
 	if lvl := s.cfg.LogLevel; lvl != "" {
-		//lint:ignore SA1019 logging is deprecated in the newest protocol only
 		if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(lvl)}); err != nil {
 			s.logger.Warn("mcp server refused the log level", "level", lvl, "err", err)
 		}

@@ -114,7 +114,9 @@ func testContext(t *testing.T) context.Context {
 func TestNewChecksClientCapabilities(t *testing.T) {
 	t.Parallel()
 	model := toolloop.ModelFunc(func(context.Context, *toolloop.Request) (*toolloop.Response, error) { return nil, nil })
-	elicit := func(context.Context, string, *mcp.ElicitRequest) (mcp.ElicitResult, error) { return mcp.ElicitResult{}, nil }
+	elicit := func(context.Context, string, *mcp.ElicitRequest) (mcp.ElicitResult, error) {
+		return mcp.ElicitResult{}, nil
+	}
 	stdio := mcp.ServerConfig{Command: "server"}
 	tests := []struct {
 		name string

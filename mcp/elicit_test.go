@@ -3,9 +3,12 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -79,4 +82,47 @@ func TestElicitationEverything(t *testing.T) {
 			assert.Equal(t, []string{"name"}, schema.Required)
 		})
 	}
+}
+
+// TestElicitationRefusedGo: requests the client does not take are refused
+// before the handler sees them.
+func TestElicitationRefusedGo(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct {
+				URL     bool `json:"url"`
+				Message int  `json:"message"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			if ans, ok := req.Params.InputResponses["q"].(*sdk.ElicitResult); ok {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: ans.Action}}}, nil
+			}
+			p := &sdk.ElicitParams{Message: strings.Repeat("?", max(args.Message, 1)),
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}
+			if args.URL {
+				p = &sdk.ElicitParams{Mode: "url", Message: "open this", URL: "https://example.com/login", ElicitationID: "e1"}
+			}
+			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"q": p}}, nil
+		})
+	asked := 0
+	cfg := inMemory(srv)
+	cfg.Elicitation = true
+	src := newSource(t, "asker", cfg, mcp.Options{
+		Elicit: func(context.Context, string, *mcp.ElicitRequest) (mcp.ElicitResult, error) {
+			asked++
+			return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: map[string]any{"ok": true}}, nil
+		},
+	}, nil)
+	ctx := testContext(t)
+	res := callTool(ctx, t, src, "asker__ask", `{}`)
+	require.False(t, res.IsError(), res.Text())
+	assert.Equal(t, "accept", res.Text())
+	assert.Equal(t, 1, asked)
+	for _, args := range []string{`{"url":true}`, `{"message":` + strconv.Itoa(mcp.MaxElicitMessageBytes+1) + `}`} {
+		res := callTool(ctx, t, src, "asker__ask", args)
+		assert.True(t, res.IsError(), "%s: %s", args, res.Text())
+	}
+	assert.Equal(t, 1, asked, "a refused request reached the handler")
 }

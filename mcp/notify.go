@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the protocol of 2026-07-28 but work for at least a year, and servers use them; the issue asks for them.
+
 package mcp
 
 import (
@@ -23,8 +25,6 @@ func validLevel(l string) bool { _, ok := levels[l]; return ok }
 
 // onLog reports a server's log message, bounded and redacted, to
 // Options.Logger and Options.OnEvent.
-//
-//lint:ignore SA1019 logging is deprecated in the newest protocol only
 func (s *Source) onLog(_ context.Context, req *sdk.LoggingMessageRequest) {
 	p := req.Params
 	if p == nil {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the protocol of 2026-07-28 but work for at least a year, and servers use them; the issue asks for them.
+
 package mcp
 
 import (
@@ -106,9 +108,7 @@ func (s *Source) SetRoots(dirs []string) error {
 			added = append(added, u)
 		}
 	}
-	//lint:ignore SA1019 roots are deprecated in the newest protocol only
 	s.client.RemoveRoots(gone...)
-	//lint:ignore SA1019 roots are deprecated in the newest protocol only
 	s.client.AddRoots(sdkRoots(added)...)
 	s.cl.roots = uris
 	return nil

@@ -1,12 +1,16 @@
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by the protocol of 2026-07-28 but work for at least a year, and servers use them; the issue asks for them.
+
 package mcp_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -91,4 +95,30 @@ func quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// TestRootsGo: a Go server on the 2026-07-28 protocol asks for the roots
+// in its results, and sees them change.
+func TestRootsGo(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "rooted", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "roots", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			ans, ok := req.Params.InputResponses["r"].(*sdk.ListRootsResult)
+			if !ok {
+				return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"r": &sdk.ListRootsParams{}}}, nil
+			}
+			var uris []string
+			for _, r := range ans.Roots {
+				uris = append(uris, r.URI)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(uris, " ")}}}, nil
+		})
+	cfg := inMemory(srv)
+	cfg.Roots = []string{"/srv/a"}
+	src := newSource(t, "rooted", cfg, mcp.Options{Roots: []string{"/ignored"}}, nil)
+	ctx := testContext(t)
+	assert.Equal(t, "file:///srv/a", callTool(ctx, t, src, "rooted__roots", `{}`).Text())
+	require.NoError(t, src.SetRoots([]string{"/srv/b", "file:///srv/c"}))
+	assert.Equal(t, "file:///srv/b file:///srv/c", callTool(ctx, t, src, "rooted__roots", `{}`).Text())
 }

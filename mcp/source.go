@@ -85,7 +85,7 @@ type Options struct {
 	// Client capabilities: what servers may ask of the client. Each is
 	// off unless set, and, except Roots, reaches only the servers whose
 	// [ServerConfig] asks for it; a capability that is off is not
-	// declared to servers. See client.go's types.
+	// declared to servers.
 
 	// Roots are the workspace directories offered to servers as roots
 	// (file:// URIs), unless a server lists its own ([ServerConfig.Roots]).
