@@ -4,6 +4,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -42,16 +43,16 @@ type clientState struct {
 
 	// outputs maps a tool's remote name to its compiled output schema.
 	outputs sync.Map
-	// resourceTools records that the source's tool list includes the
-	// resource tools, under these remote names.
-	resourceTools sync.Map
+	// resourceKey marks the resource tools the source adds to its tool
+	// listings, so that a server cannot pass its own tools off as them.
+	resourceKey string
 }
 
 // newClient checks the configuration of the client capabilities and
 // returns the SDK client that declares those configured, and only those.
 func (s *Source) newClient(impl *sdk.Implementation) (*sdk.Client, error) {
 	cfg, opts := &s.cfg, &s.opts
-	cl := &clientState{}
+	cl := &clientState{resourceKey: rand.Text()}
 	s.cl = cl
 	switch {
 	case cfg.Sampling && opts.Sampling == nil:
@@ -196,7 +197,9 @@ func (s *Source) setLogLevelMeta(req sdk.Request) {
 // Session returns the live session with the server, connecting (or
 // restarting the server) if need be, for what this package does not wrap.
 // It is valid until the server stops or restarts, or the source closes;
-// ask again then. Do not close it: Close the source.
+// ask again then. Do not close it: Close the source. Requests through it
+// are the source's: tool listings include the resource tools if
+// configured, and tool results are checked against output schemas.
 func (s *Source) Session(ctx context.Context) (*sdk.ClientSession, error) {
 	sess, err := s.session(ctx, false)
 	if err != nil {

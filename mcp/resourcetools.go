@@ -16,7 +16,15 @@ import (
 const (
 	listResourcesTool = "list_resources"
 	readResourceTool  = "read_resource"
+	// resourceToolMeta is the key of the resource tools' metadata that
+	// holds the source's resourceKey.
+	resourceToolMeta = "toolloop/resource-tool"
 )
+
+// isResourceTool reports whether t is a resource tool this source added.
+func (s *Source) isResourceTool(t *sdk.Tool) bool {
+	return (t.Name == listResourcesTool || t.Name == readResourceTool) && t.Meta[resourceToolMeta] == s.cl.resourceKey
+}
 
 // addResourceTools adds the resource tools to the last page of a tool
 // listing, when the source offers them and the server has resources. A
@@ -55,7 +63,7 @@ func (s *Source) addResourceTools(cs *sdk.ClientSession, tools []*sdk.Tool) []*s
 				"properties": map[string]any{"uri": map[string]any{"type": "string", "minLength": 1, "maxLength": maxURI, "description": "The resource's URI."}},
 			}
 		}
-		s.cl.resourceTools.Store(name, t)
+		t.Meta = sdk.Meta{resourceToolMeta: s.cl.resourceKey}
 		tools = append(tools, t)
 	}
 	return tools

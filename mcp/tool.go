@@ -45,9 +45,7 @@ func (s *Source) newTool(name string, t *sdk.Tool) (*tool, error) {
 		Annotations:  annotations(t),
 		Timeout:      s.cfg.Timeout,
 	}}
-	if v, ok := s.cl.resourceTools.Load(t.Name); ok && v == t {
-		tl.resource = true
-	}
+	tl.resource = s.isResourceTool(t)
 	// The registry compiles schemas with rules of its own (an object
 	// schema, no remote references); try it on a scratch registry.
 	var probe toolloop.ToolRegistry
