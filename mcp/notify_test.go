@@ -106,3 +106,33 @@ func TestLogEventsEverything(t *testing.T) {
 	assert.Contains(t, []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l.Level)
 	assert.Contains(t, string(l.Data), "message")
 }
+
+// TestLogLevelEverything: the level is sent with logging/setLevel, and
+// server-everything drops its info message about a subscription when the
+// level is warning.
+func TestLogLevelEverything(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		level string
+		want  bool
+	}{{"info", true}, {"warning", false}} {
+		t.Run(tt.level, func(t *testing.T) {
+			t.Parallel()
+			cfg := everythingConfig(t)
+			cfg.LogLevel = tt.level
+			ev := &events{}
+			src := newSource(t, "everything", cfg, mcp.Options{OnEvent: ev.record}, nil)
+			ctx := testContext(t)
+			require.NoError(t, src.Subscribe(ctx, "demo://resource/dynamic/text/1"))
+			// A round trip after the subscription: its log message, sent
+			// before its answer, has been handled by the time this returns.
+			res := callTool(ctx, t, src, "everything__echo", `{"message":"x"}`)
+			require.False(t, res.IsError(), res.Text())
+			var got bool
+			for _, e := range ev.of(mcp.EventLog) {
+				got = got || strings.Contains(e.Text, "Received Subscribe Resource request")
+			}
+			assert.Equal(t, tt.want, got, "events: %v", ev.of(mcp.EventLog))
+		})
+	}
+}
