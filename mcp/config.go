@@ -88,10 +88,13 @@ type ServerConfig struct {
 	// Elicitation lets the server ask the user questions, answered by
 	// [Options.Elicit], which must then be set.
 	Elicitation bool `json:"elicitation,omitempty"`
-	// LogLevel, if set, is sent to the server with logging/setLevel on
-	// each connection: "debug", "info", "notice", "warning", "error",
-	// "critical", "alert" or "emergency". Empty leaves the server's own
-	// level. Log messages go to [Options.OnEvent] and [Options.Logger].
+	// LogLevel, if set, is the least severity of the log messages the
+	// server is asked to send: "debug", "info", "notice", "warning",
+	// "error", "critical", "alert" or "emergency". It is sent with
+	// logging/setLevel on each connection (with each request, on the
+	// protocol of 2026-07-28). Empty leaves the server's own level (some
+	// servers send nothing until asked). Log messages go to
+	// [Options.OnEvent] and [Options.Logger].
 	LogLevel string `json:"logLevel,omitempty"`
 	// ResourceTools offers the model two read-only tools for the server's
 	// resources, "server__list_resources" and "server__read_resource",
