@@ -148,9 +148,9 @@ type Server struct {
 
 	approvals approvalStore
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[*sdk.ServerSession]struct{}
+	mu        sync.Mutex
+	closed    bool
+	sessions  map[*sdk.ServerSession]struct{}
 	done      chan struct{}
 	stopWatch context.CancelFunc
 	wg        sync.WaitGroup
