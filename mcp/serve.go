@@ -125,8 +125,9 @@ type ServeOptions struct {
 // approval it cannot give.
 //
 // A Server holds one goroutine from NewServer to Close that watches the
-// registry (none if polling is off), and one per session of [Server.Run].
-// Close ends every session and frees them all.
+// registry (none if polling is off), and one per session of [Server.Run],
+// which ends before Run returns. Close ends every session, stops the
+// watcher and waits for it.
 type Server struct {
 	sdk    *sdk.Server
 	reg    *toolloop.ToolRegistry
@@ -241,7 +242,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	}
 	defer s.untrack(ss)
 	ended := make(chan error, 1)
-	s.wg.Go(func() { ended <- ss.Wait() })
+	go func() { ended <- ss.Wait() }() // joined below, in every case
 	select {
 	case err := <-ended:
 		if errors.Is(err, sdk.ErrConnectionClosed) {
