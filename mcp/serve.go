@@ -278,7 +278,8 @@ func (s *Server) untrack(ss *sdk.ServerSession) {
 
 // Handler returns an http.Handler that serves the tools over streamable
 // HTTP, a session per client, each with its own calls, configured by
-// [ServeOptions.HTTP]. After Close it refuses new sessions (400).
+// [ServeOptions.HTTP]. Each Handler has sessions of its own; mount one.
+// After Close it refuses new sessions (400 Bad Request).
 func (s *Server) Handler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
 		s.mu.Lock()
@@ -314,8 +315,9 @@ func (s *Server) Close() error {
 }
 
 // SDK returns the underlying SDK server, for what this package does not
-// cover (resources, prompts, middleware). Tools added to it directly are
-// replaced or removed when the registry's tools are mirrored.
+// cover (resources, prompts, middleware). A tool added to it directly
+// under the name of one of the registry's tools is replaced when that
+// tool changes, and removed when it goes.
 func (s *Server) SDK() *sdk.Server { return s.sdk }
 
 // watch looks at the registry every ListPollInterval until Close
