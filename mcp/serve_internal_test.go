@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -122,3 +123,55 @@ func TestApprovalStoreBoundsAndExpiry(t *testing.T) {
 }
 
 var farFuture = time.Now().Add(time.Hour)
+
+// BenchmarkServeHandler measures what mcp.Server adds on the server's side
+// of a call, without the SDK's transport and JSON-RPC: its tools/call
+// handler (the loop's pipeline with RunCall, and the conversion of the
+// result) against a raw SDK handler that decodes the arguments and
+// encodes the same reply.
+func BenchmarkServeHandler(b *testing.B) {
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	type addOut struct {
+		Sum int `json:"sum"`
+	}
+	req := &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Name: "add", Arguments: json.RawMessage(`{"a":2,"b":40}`)}}
+	b.Run("handler=toolloop", func(b *testing.B) {
+		reg := &toolloop.ToolRegistry{}
+		reg.MustRegister(toolloop.NewTool("add", "Adds two integers.", func(_ context.Context, in addIn) (any, error) {
+			return addOut{Sum: in.A + in.B}, nil
+		}))
+		srv, err := NewServer(&toolloop.AgentLoop{Tools: reg}, &ServeOptions{ListPollInterval: -1})
+		require.NoError(b, err)
+		defer srv.Close()
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if res, err := srv.callTool(ctx, req); err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+	b.Run("handler=sdk-raw", func(b *testing.B) {
+		h := func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var in addIn
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			out, err := json.Marshal(addOut{Sum: in.A + in.B})
+			if err != nil {
+				return nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(out)}}, StructuredContent: json.RawMessage(out)}, nil
+		}
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if res, err := h(ctx, req); err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+}
