@@ -91,7 +91,8 @@ type ServeOptions struct {
 // validation, the guard, the pre-hooks, the tool (with the loop's timeout
 // and hang protection), the post-hooks, truncation to MaxResultBytes and
 // the loop's events. Each call is its own run of one turn: its events
-// carry a run ID "mcp_" and a number.
+// carry a run ID "mcp_" and a number, and the call ID "call_" and the
+// same number.
 //
 //   - A result becomes content blocks of the same kind (text, image,
 //     audio, resources); a JSON object block is also the result's
@@ -107,9 +108,10 @@ type ServeOptions struct {
 //   - A client's notifications/cancelled cancels the call's context; the
 //     call ends as the loop ends a cancelled call (within its grace for a
 //     tool that ignores its context). Over [Server.Run] and
-//     [Server.ServeStdio] no reply is sent for the cancelled request;
-//     over HTTP the SDK writes a reply on the request's stream, which
-//     then is a short "canceled" error, never the tool's output.
+//     [Server.ServeStdio] no reply is sent for the cancelled request.
+//     Over HTTP a reply is what ends the request's stream, so one is
+//     sent: a short "canceled" error, never the tool's output (clients
+//     ignore replies to requests they cancelled).
 //
 // # Approvals
 //
@@ -122,7 +124,18 @@ type ServeOptions struct {
 // else (approve false, decline, cancel, an error, no answer within
 // [ServeOptions.ApprovalTimeout]) denies, and the call's result says why.
 // A client without the capability gets a denial saying the call needs an
-// approval it cannot give.
+// approval it cannot give. The message quotes at most 2 KiB of the
+// arguments. An agent served as a tool whose run pauses for approval (see
+// [toolloop.AgentTool]) has each call it waits on asked about, and
+// resumes; after 8 rounds of asking, what still waits is denied.
+//
+// A client on protocol 2026-07-28 or later is not sent requests during a
+// call: the call's result lists the approval requests and an opaque,
+// unguessable state, and the client calls again with its answers (the
+// SDK's multi round-trip requests). The server holds the call meanwhile,
+// until ApprovalTimeout, at most [ServeOptions.MaxPendingApprovals] calls
+// at once; a state is good for one call, and the call runs with the
+// arguments that were approved, whatever the second call sends.
 //
 // A Server holds one goroutine from NewServer to Close that watches the
 // registry (none if polling is off), and one per session of [Server.Run],
@@ -136,7 +149,7 @@ type Server struct {
 
 	// plain runs calls without progress; observed runs calls whose client
 	// asked for progress, with onEvent added. Both ask instead of denying
-	// when the user's loop has no Approver (see approve.go).
+	// when the user's loop has no Approver (see serve_approve.go).
 	plain, observed *toolloop.AgentLoop
 	hasApprover     bool
 	userOnEvent     func(toolloop.Event)

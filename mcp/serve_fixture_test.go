@@ -85,7 +85,16 @@ func newServeFixture() *serveFixture {
 		return map[string]int64{"canceled": f.canceled.Load()}, nil
 	})
 
-	reg.MustRegister(echo, add, fail, danger, cancellations, &slowTool{f: f})
+	// grow adds a tool to the registry, which clients are told of.
+	grow := toolloop.NewTool("grow", "Adds the tool grown.", func(context.Context, struct{}) (any, error) {
+		err := reg.Register(toolloop.NewTool("grown", "Added by grow.", func(context.Context, struct{}) (any, error) { return "grown", nil }))
+		if err != nil && !errors.Is(err, toolloop.ErrToolNameTaken) {
+			return nil, err
+		}
+		return "grew", nil
+	})
+
+	reg.MustRegister(echo, add, fail, danger, cancellations, grow, &slowTool{f: f})
 	f.loop = &toolloop.AgentLoop{
 		Tools: reg,
 		Guard: toolloop.GuardFunc(func(_ context.Context, c *toolloop.Call) toolloop.Verdict {
@@ -124,6 +133,13 @@ func (t *slowTool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.Tool
 		if !in.Wait {
 			time.Sleep(5 * time.Millisecond)
 		}
+	}
+	if !in.Wait {
+		// The TypeScript client drops the progress notifications that it
+		// reads in the same chunk as the reply (it handles notifications
+		// a microtask later, and forgets the call's progress handler when
+		// the reply comes): leave a gap between them.
+		time.Sleep(100 * time.Millisecond)
 	}
 	if in.Wait {
 		<-ctx.Done()

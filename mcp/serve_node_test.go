@@ -91,6 +91,10 @@ type tsRun struct {
 	Cancellations struct {
 		Canceled int `json:"canceled"`
 	} `json:"cancellations"`
+	ListChanged struct {
+		Notified int  `json:"notified"`
+		Listed   bool `json:"listed"`
+	} `json:"listChanged"`
 	Elicitations []struct {
 		Message string         `json:"message"`
 		Schema  map[string]any `json:"schema"`
@@ -170,10 +174,15 @@ func checkConformance(t *testing.T, run tsRun, f *serveFixture) {
 
 	// Progress.
 	assert.Equal(t, "done", run.Slow.text())
-	require.Len(t, run.Progress, 3)
+	// The server sends the three in order before the reply; the
+	// TypeScript client drops those it reads in the same chunk as the
+	// reply (see slowTool), so what it saw is a prefix of them.
+	require.NotEmpty(t, run.Progress, "no progress notification reached the client")
+	require.LessOrEqual(t, len(run.Progress), 3)
 	for i, p := range run.Progress {
 		assert.Equal(t, float64(i+1), p.Progress)
 		assert.Equal(t, 3.0, p.Total)
+		assert.Equal(t, "step", p.Message)
 	}
 
 	// Cancellation: the client gave up, and the tool saw it.
@@ -201,6 +210,10 @@ func checkConformance(t *testing.T, run tsRun, f *serveFixture) {
 	require.Len(t, run.Elicitations, 2)
 	assert.Contains(t, run.Elicitations[0].Message, "/tmp/approved")
 	assert.Contains(t, run.Elicitations[0].Message, "it deletes files")
+	// A tool added at run time is announced and listed.
+	assert.Positive(t, run.ListChanged.Notified, "no notifications/tools/list_changed")
+	assert.True(t, run.ListChanged.Listed)
+
 	if f != nil {
 		assert.Equal(t, []string{"/tmp/approved"}, f.dangerRuns())
 		assert.EqualValues(t, 1, f.canceled.Load())

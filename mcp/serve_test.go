@@ -80,7 +80,7 @@ func TestServeListsTheRegistry(t *testing.T) {
 	for _, tl := range res.Tools {
 		tools[tl.Name] = tl
 	}
-	require.ElementsMatch(t, []string{"add", "cancellations", "danger", "echo", "fail", "slow"}, slices.Collect(func(yield func(string) bool) {
+	require.ElementsMatch(t, []string{"add", "cancellations", "danger", "echo", "fail", "grow", "slow"}, slices.Collect(func(yield func(string) bool) {
 		for n := range tools {
 			if !yield(n) {
 				return

@@ -12,7 +12,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const [mode, ...rest] = process.argv.slice(2);
 let transport;
@@ -34,6 +34,11 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
     return { action: 'accept', content: { approve: true } };
   }
   return { action: elicitAnswer };
+});
+
+let listChanged = 0;
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  listChanged++;
 });
 
 // step runs fn and records its value, or the error it threw (with its
@@ -91,6 +96,16 @@ await step('approved', () => client.callTool({ name: 'danger', arguments: { path
 elicitAnswer = 'decline';
 await step('declined', () => client.callTool({ name: 'danger', arguments: { path: '/tmp/declined' } }, undefined, timeout));
 out.elicitations = elicitations;
+
+// A tool that adds a tool: the server says its list changed.
+await step('grow', () => client.callTool({ name: 'grow', arguments: {} }, undefined, timeout));
+await step('listChanged', async () => {
+  for (let i = 0; i < 200 && listChanged === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const names = (await client.listTools()).tools.map((t) => t.name);
+  return { notified: listChanged, listed: names.includes('grown') };
+});
 
 await client.close();
 process.stdout.write(JSON.stringify(out) + '\n');
