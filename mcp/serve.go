@@ -224,6 +224,9 @@ func NewServer(loop *toolloop.AgentLoop, opts *ServeOptions) (*Server, error) {
 
 // Serve serves loop's tools over stdin and stdout until ctx is done or the
 // client goes away: the one line a program needs to be an MCP server.
+// Stdout then carries the protocol: the program must write nothing else
+// to it (log to stderr). It returns nil when the client closed stdin, and
+// ctx's error when ctx ended it.
 func Serve(ctx context.Context, loop *toolloop.AgentLoop, opts *ServeOptions) error {
 	s, err := NewServer(loop, opts)
 	if err != nil {
