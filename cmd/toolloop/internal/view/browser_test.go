@@ -180,6 +180,20 @@ func TestBrowser(t *testing.T) {
 		{"three-turns", three, "search_docs", "tokyo"},
 		{"five-hundred-turns", long, "run_tests", "testparse/1"},
 	}
+	t.Run("csp", func(t *testing.T) {
+		// A script that got into the page some other way than the page's
+		// own does not run: the policy allows the page's script by hash.
+		var page bytes.Buffer
+		require.NoError(t, Render(&page, eventlog.Events(bytes.NewReader(three)), Options{}))
+		injected := bytes.Replace(page.Bytes(), []byte("<main"), []byte("<script>window.injected=1</script><main"), 1)
+		file := filepath.Join(t.TempDir(), "injected.html")
+		require.NoError(t, os.WriteFile(file, injected, 0o644))
+		ctx, cons := tab(t, bctx)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(`body[data-ready="1"]`))))
+		assert.Equal(t, "undefined", js[string](t, ctx, `typeof window.injected`))
+		assert.NotEmpty(t, cons.errors(), "the browser reports the refused script")
+		t.Logf("reported: %q", cons.errors())
+	})
 	for _, pg := range pages {
 		var html bytes.Buffer
 		require.NoError(t, Render(&html, eventlog.Events(bytes.NewReader(pg.log)), Options{Title: pg.name}))
@@ -231,6 +245,7 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 		for _, id := range []string{"c7", "c8", "c10"} {
 			require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.call[data-id="`+id+`"] > .row`))))
 		}
+		js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
 		shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	} else {
 		shot, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -69,7 +69,9 @@ type run struct {
 	Notes []*note `json:"notes,omitempty"`
 
 	start, end time.Time
-	turnOf     map[int]*turn
+	// paused: the run's last pause has not been resumed.
+	paused bool
+	turnOf map[int]*turn
 	callOf     map[string]*call
 }
 
@@ -315,6 +317,7 @@ func (b *builder) add(e *toolloop.Event) {
 	case toolloop.EventRunStart:
 		addNote("start", "run started with "+plural(len(e.Messages), "message"), "")
 	case toolloop.EventRunResumed:
+		r.paused = false
 		b.resumed(r, e, addNote)
 	case toolloop.EventRunPaused:
 		names := make([]string, 0, len(e.Pending))
@@ -324,12 +327,18 @@ func (b *builder) add(e *toolloop.Event) {
 				c.Status = statusPending
 			}
 		}
-		r.Acct = cmp.Or(e.Accounting, r.Acct)
+		r.Acct, r.paused = cmp.Or(e.Accounting, r.Acct), true
 		addNote("pause", "paused: "+plural(len(e.Pending), "call")+" await approval ("+strings.Join(names, ", ")+")", "")
 	case toolloop.EventRunEnd:
+		r.Acct = cmp.Or(e.Accounting, r.Acct)
+		if r.paused {
+			// Run or Resume returned to wait for approval: the run is
+			// not over.
+			addNote("pause", "the run returned to wait for approval", "")
+			break
+		}
 		r.Ended, r.Stop = true, string(e.StopReason)
 		r.Error = b.cut(e.Error)
-		r.Acct = cmp.Or(e.Accounting, r.Acct)
 		title := "run ended"
 		if e.StopReason != "" {
 			title += ": " + string(e.StopReason)

@@ -82,9 +82,11 @@
     var st = document.getElementById("statuses");
     STATUSES.forEach(function (s) {
       if (!D.counts[s]) return;
-      var b = add(st, el("button", "chip", s + " " + D.counts[s]));
+      var b = add(st, el("button", "chip"));
       b.type = "button"; b.dataset.status = s; b.setAttribute("aria-pressed", "false");
-      add(b, el("span", "badge s-" + s, "")).style.marginLeft = "4px";
+      b.title = "show only calls with status " + s + " (click again to clear)";
+      add(b, el("span", "dot s-" + s));
+      add(b, document.createTextNode(s + " " + D.counts[s]));
       b.addEventListener("click", function () {
         state.status[s] = !state.status[s];
         b.setAttribute("aria-pressed", state.status[s] ? "true" : "false");

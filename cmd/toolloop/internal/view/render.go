@@ -3,8 +3,8 @@ package view
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
