@@ -72,7 +72,7 @@ type run struct {
 	// paused: the run's last pause has not been resumed.
 	paused bool
 	turnOf map[int]*turn
-	callOf     map[string]*call
+	callOf map[string]*call
 }
 
 // turn is one model turn and the calls it asked for.

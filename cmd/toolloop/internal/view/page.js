@@ -208,10 +208,19 @@
     if (c.runs) add(flags, el("span", "flag", "sub-agent"));
     add(row, el("span", "dur", dur(c.dur)));
     var detail = null;
-    row.addEventListener("click", function () {
+    row.tabIndex = 0;
+    row.setAttribute("role", "button");
+    row.setAttribute("aria-expanded", "false");
+    function toggle() {
       if (!detail) { detail = details(c); box.insertBefore(detail, row.nextSibling); }
       else detail.classList.toggle("gone");
-      box.classList.toggle("open", !detail.classList.contains("gone"));
+      var open = !detail.classList.contains("gone");
+      box.classList.toggle("open", open);
+      row.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    row.addEventListener("click", toggle);
+    row.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
     });
     if (c.runs) {
       var kids = add(box, el("div", "children"));
