@@ -144,6 +144,10 @@ func js[T any](t *testing.T, ctx context.Context, js string) T {
 	return v
 }
 
+// pageDone matches the page's body once its script has built the page,
+// or failed to.
+const pageDone = `body[data-ready="1"], body[data-error]`
+
 // visibleCalls lists the tools and statuses of the call rows a person
 // sees: rows with a layout box, so neither hidden by a filter nor inside
 // a collapsed turn.
@@ -189,7 +193,7 @@ func TestBrowser(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "injected.html")
 		require.NoError(t, os.WriteFile(file, injected, 0o644))
 		ctx, cons := tab(t, bctx)
-		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(`body[data-ready="1"]`))))
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(pageDone))))
 		assert.Equal(t, "undefined", js[string](t, ctx, `typeof window.injected`))
 		assert.NotEmpty(t, cons.errors(), "the browser reports the refused script")
 		t.Logf("reported: %q", cons.errors())
@@ -210,8 +214,9 @@ func TestBrowser(t *testing.T) {
 				ctx, cons := tab(t, bctx)
 				require.NoError(t, chromedp.Do(ctx,
 					chromedp.Navigate(src.url),
-					chromedp.WaitReady(chromedp.CSS(`body[data-ready="1"]`)),
+					chromedp.WaitReady(chromedp.CSS(pageDone)),
 				))
+				require.Empty(t, js[string](t, ctx, `document.body.dataset.error || ""`), "the page failed to render")
 				tm := js[timing](t, ctx, timingJS)
 				t.Logf("%s over %s: DOMContentLoaded at %.0f ms, ready at %.0f ms: rendered in %.0f ms",
 					pg.name, src.name, tm.DCL, tm.Ready, tm.Ready-tm.DCL)
@@ -224,8 +229,17 @@ func TestBrowser(t *testing.T) {
 				assert.Equal(t, "undefined", js[string](t, ctx, `typeof window.pwned`))
 				assert.Zero(t, js[int](t, ctx, `document.querySelectorAll('#timeline img, #timeline script').length`))
 
+				// Turns beyond the first and last three start collapsed.
+				turns := js[int](t, ctx, `document.querySelectorAll('details.turn').length`)
+				assert.Equal(t, min(turns, 6), js[int](t, ctx, `document.querySelectorAll('details.turn[open]').length`))
+
 				if src.name == "file" {
 					screenshot(t, ctx, dir, pg.name)
+				}
+				if pg.name == "three-turns" {
+					// The hostile output shows as the text it is.
+					shown := js[[]string](t, ctx, `(r => { if (!r.parentElement.querySelector('.detail')) r.click(); return [...r.parentElement.querySelectorAll('.detail pre')].map(p => p.textContent) })(document.querySelector('.call[data-id="c8"] > .row'))`)
+					assert.Contains(t, shown, hostile)
 				}
 				filters(t, ctx, pg.log, want, pg.tool, pg.search)
 				assert.Empty(t, cons.errors(), "the page reported errors")

@@ -5,7 +5,7 @@
   var D = JSON.parse(document.getElementById("data").textContent);
   var STATUSES = ["ok", "error", "denied", "canceled", "pending", "unfinished"];
   // calls lists every call of the page (child calls included) with its
-  // element and the chain of elements to open to show it.
+  // element, its turn and the calls of the sub-agents it started.
   var calls = [];
   var turns = []; // {el, data, calls: [call index], text: lowercase}
   var state = { q: "", tool: "", status: {} };
@@ -159,9 +159,14 @@
       if (t.text.more) add(tx, el("span", "cut", " … " + num(t.text.more) + " more bytes"));
     }
     if (t.model) add(body, el("div", "dim", "model " + t.model + (t.stop ? " · stop: " + t.stop : "")));
-    (t.notes || []).forEach(function (nt) { noteEl(body, nt); });
+    // Notes from before the turn's calls come first; the others (a pause
+    // and its resumption, a limit, the run's end) after the calls.
+    var firstCall = t.calls.length ? Math.min.apply(null, t.calls.map(function (c) { return c.at; })) : Infinity;
+    var notes = t.notes || [];
+    notes.forEach(function (nt) { if (nt.at <= firstCall) noteEl(body, nt); });
     if (t.calls.length) axis(body, t);
-    t.calls.forEach(function (c) { callEl(c, body, rec, [det]); });
+    t.calls.forEach(function (c) { callEl(c, body, rec); });
+    notes.forEach(function (nt) { if (nt.at > firstCall) noteEl(body, nt); });
   }
 
   // axis draws the turn's model request and calls as bars on a time axis,
@@ -187,11 +192,11 @@
     add(ticks, el("span", null, dur(t.dur)));
   }
 
-  function callEl(c, parent, turnRec, chain) {
+  function callEl(c, parent, turnRec) {
     var box = add(parent, el("div", "call"));
     box.dataset.tool = c.tool; box.dataset.status = c.status; box.dataset.id = c.id;
     if (c.depth > 0) box.classList.add("child");
-    var rec = { el: box, d: c, turn: turnRec, chain: chain, search: null, kids: [] };
+    var rec = { el: box, d: c, turn: turnRec, search: null, kids: [] };
     calls.push(rec);
     turnRec.calls.push(rec);
     var row = add(box, el("div", "row"));
@@ -225,7 +230,7 @@
     if (c.runs) {
       var kids = add(box, el("div", "children"));
       var before = calls.length;
-      c.runs.forEach(function (r) { childRun(r, kids, turnRec, chain); });
+      c.runs.forEach(function (r) { childRun(r, kids, turnRec); });
       for (var i = before; i < calls.length; i++) rec.kids.push(calls[i]);
     }
     return box;
@@ -233,14 +238,14 @@
 
   // childRun shows a sub-agent's run under the call that started it; its
   // calls filter with the page's.
-  function childRun(r, parent, turnRec, chain) {
+  function childRun(r, parent, turnRec) {
     add(parent, el("div", "child-head", "↳ sub-agent run " + r.id + " · " + dur(r.dur) + " · " + plural(r.turns.length, "turn") +
       (r.acct ? " · " + usage(r.acct.usage) : "")));
     (r.notes || []).forEach(function (nt) { noteEl(parent, nt); });
     r.turns.forEach(function (t) {
       if (t.text) add(parent, el("div", "text dim", "turn " + t.n + ": " + summarize(t.text, 200)));
       (t.notes || []).forEach(function (nt) { noteEl(parent, nt); });
-      t.calls.forEach(function (c) { callEl(c, parent, turnRec, chain); });
+      t.calls.forEach(function (c) { callEl(c, parent, turnRec); });
     });
   }
 
@@ -366,6 +371,11 @@
     window.toolloopView = { calls: calls.length, turns: turns.length, started: started, ready: performance.now(), apply: apply, state: state };
     document.body.dataset.ready = "1";
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", render);
-  else render();
+  // start renders the page; a failure is marked on the body (and still
+  // thrown, to the console), so that a test waiting for the page sees it.
+  function start() {
+    try { render(); } catch (e) { document.body.dataset.error = String(e); throw e; }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
