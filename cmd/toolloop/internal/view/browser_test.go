@@ -174,15 +174,23 @@ func TestBrowser(t *testing.T) {
 	long, err := longRun()
 	require.NoError(t, err)
 	dir := artifacts(t)
+	var paused bytes.Buffer
+	for _, e := range pausedEvents() {
+		line, err := json.Marshal(e)
+		require.NoError(t, err)
+		paused.Write(append(line, '\n'))
+	}
 
 	pages := []struct {
 		name   string
 		log    []byte
-		tool   string // filtered by in the test
-		search string // searched for in the test
+		tool   string   // filtered by in the test
+		search string   // searched for in the test
+		open   []string // calls opened for the screenshot
 	}{
-		{"three-turns", three, "search_docs", "tokyo"},
-		{"five-hundred-turns", long, "run_tests", "testparse/1"},
+		{"three-turns", three, "search_docs", "tokyo", []string{"c7", "c8", "c10"}},
+		{"five-hundred-turns", long, "run_tests", "testparse/1", nil},
+		{"paused", paused.Bytes(), "deploy", "text", []string{"c2", "c3"}},
 	}
 	t.Run("csp", func(t *testing.T) {
 		// A script that got into the page some other way than the page's
@@ -234,7 +242,7 @@ func TestBrowser(t *testing.T) {
 				assert.Equal(t, min(turns, 6), js[int](t, ctx, `document.querySelectorAll('details.turn[open]').length`))
 
 				if src.name == "file" {
-					screenshot(t, ctx, dir, pg.name)
+					screenshot(t, ctx, dir, pg.name, pg.open)
 				}
 				if pg.name == "three-turns" {
 					// The hostile output shows as the text it is.
@@ -250,13 +258,14 @@ func TestBrowser(t *testing.T) {
 
 // screenshot writes what the page looks like: the whole of a short page
 // with a few calls opened, the top of a long one.
-func screenshot(t *testing.T, ctx context.Context, dir, name string) {
+func screenshot(t *testing.T, ctx context.Context, dir, name string, open []string) {
 	t.Helper()
 	var shot []byte
 	var err error
 	if js[int](t, ctx, `document.querySelectorAll('details.turn').length`) < 10 {
-		// Open the calls that show a diff, a sub-agent and hostile output.
-		for _, id := range []string{"c7", "c8", "c10"} {
+		// Open the calls that show a diff, hostile output, an approval, a
+		// cancellation.
+		for _, id := range open {
 			require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.call[data-id="`+id+`"] > .row`))))
 		}
 		js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
@@ -292,7 +301,7 @@ func filters(t *testing.T, ctx context.Context, logBytes []byte, want logCalls, 
 
 	// By status: each status chip alone shows exactly the calls of that
 	// status.
-	for _, status := range []string{"error", "denied", "ok"} {
+	for _, status := range []string{"error", "denied", "canceled", "ok"} {
 		if want.byStatus[status] == 0 {
 			continue
 		}

@@ -58,9 +58,11 @@ type run struct {
 	At         float64 `json:"at"`
 	Dur        float64 `json:"dur"`
 	// Stop and Error are the run.end event's; Ended says it has one.
-	Ended bool   `json:"ended"`
-	Stop  string `json:"stop,omitempty"`
-	Error *text  `json:"error,omitempty"`
+	// Paused says the run's last pause was not resumed in the log.
+	Ended  bool   `json:"ended"`
+	Paused bool   `json:"paused,omitempty"`
+	Stop   string `json:"stop,omitempty"`
+	Error  *text  `json:"error,omitempty"`
 	// Acct is the last accounting the log holds (run.paused, run.limit
 	// or run.end).
 	Acct  *toolloop.Accounting `json:"acct,omitempty"`
@@ -69,10 +71,8 @@ type run struct {
 	Notes []*note `json:"notes,omitempty"`
 
 	start, end time.Time
-	// paused: the run's last pause has not been resumed.
-	paused bool
-	turnOf map[int]*turn
-	callOf map[string]*call
+	turnOf     map[int]*turn
+	callOf     map[string]*call
 }
 
 // turn is one model turn and the calls it asked for.
@@ -317,7 +317,7 @@ func (b *builder) add(e *toolloop.Event) {
 	case toolloop.EventRunStart:
 		addNote("start", "run started with "+plural(len(e.Messages), "message"), "")
 	case toolloop.EventRunResumed:
-		r.paused = false
+		r.Paused = false
 		b.resumed(r, e, addNote)
 	case toolloop.EventRunPaused:
 		names := make([]string, 0, len(e.Pending))
@@ -327,11 +327,11 @@ func (b *builder) add(e *toolloop.Event) {
 				c.Status = statusPending
 			}
 		}
-		r.Acct, r.paused = cmp.Or(e.Accounting, r.Acct), true
+		r.Acct, r.Paused = cmp.Or(e.Accounting, r.Acct), true
 		addNote("pause", "paused: "+plural(len(e.Pending), "call")+" await approval ("+strings.Join(names, ", ")+")", "")
 	case toolloop.EventRunEnd:
 		r.Acct = cmp.Or(e.Accounting, r.Acct)
-		if r.paused {
+		if r.Paused {
 			// Run or Resume returned to wait for approval: the run is
 			// not over.
 			addNote("pause", "the run returned to wait for approval", "")

@@ -52,6 +52,7 @@ func TestModelThreeTurns(t *testing.T) {
 	require.Len(t, p.Runs, 1, "the resumed run is the same run")
 	r := p.Runs[0]
 	assert.True(t, r.Ended)
+	assert.False(t, r.Paused, "the pause was resumed")
 	assert.Equal(t, "stop", r.Stop)
 	require.NotNil(t, r.Acct)
 	assert.EqualValues(t, 1200+2600+3900+300+420, r.Acct.Usage.InputTokens, "the run's usage is its own turns' and the sub-agent's")

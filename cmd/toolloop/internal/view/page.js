@@ -67,7 +67,9 @@
     add(sum, el("span", null, plural(D.calls, "call")));
     if (u) add(sum, el("span", null, usage(u)));
     if (cost !== null) add(sum, el("span", null, money(cost)));
-    if (first && first.ended) add(sum, el("span", null, "stop: " + (first.stop || "—")));
+    if (first && first.paused) add(sum, el("span", "flag warn", "paused: waiting for approval"));
+    else if (first && first.ended) add(sum, el("span", null, "stop: " + (first.stop || "—")));
+    else if (first) add(sum, el("span", "flag warn", "the log ends before the run does"));
     if (D.problems) {
       var pr = document.getElementById("problems");
       pr.textContent = "Lines of the log that are not events:\n" + D.problems.join("\n");
@@ -256,7 +258,7 @@
     function row(k, v) { var tr = add(kv, el("tr")); add(tr, el("td", null, k)); add(tr, el("td", "mono", v)); }
     row("call", c.id);
     if (c.source) row("source", c.source);
-    row("status", c.status + (c.kind ? " (" + c.kind + ")" : ""));
+    row("status", c.status + (c.kind && c.kind !== c.status ? " (" + c.kind + ")" : ""));
     row("duration", dur(c.dur));
     if (c.bytes) row("result size", num(c.bytes) + " bytes" + (c.truncated ? ", truncated by the loop" : ""));
     if (c.cleared) row("cleared", "a context manager later replaced this result with a stub");

@@ -137,22 +137,7 @@ func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
 // see end, a cancelled call, prices from Options.Models, and the notes of
 // a limit, a compaction and a retry.
 func TestModelStatuses(t *testing.T) {
-	evs := sampleEvents()
-	at := evs[len(evs)-1].Time
-	more := []toolloop.Event{
-		{Type: toolloop.EventModelRetry, Time: at, RunID: "r", Turn: 2, Attempt: &toolloop.ModelAttempt{Attempt: 1, Error: "overloaded", Delay: time.Second}},
-		{Type: toolloop.EventTranscriptEdited, Time: at, RunID: "r", Turn: 2, Edit: &toolloop.TranscriptEdit{Strategy: "compact", Reason: "threshold", TokensBefore: 9000, TokensAfter: 1200}},
-		{Type: toolloop.EventModelResponse, Time: at, RunID: "r", Turn: 2, Response: &toolloop.Response{
-			Model: "house-model", Usage: toolloop.Usage{InputTokens: 1_000_000},
-			Message: toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{
-				looptest.Call("c2", "deploy", `{}`), looptest.Call("c3", "sleep", `{}`), looptest.Call("c4", "read", `{}`),
-			}}}},
-		{Type: toolloop.EventComplete, Time: at.Add(time.Millisecond), RunID: "r", Turn: 2, CallID: "c3", Tool: "sleep",
-			Result: &toolloop.ToolResult{CallID: "c3", Name: "sleep", Status: toolloop.StatusError, Error: &toolloop.ToolError{Kind: toolloop.KindCanceled, Message: "canceled"}}},
-		{Type: toolloop.EventLimit, Time: at, RunID: "r", Turn: 2, Error: "the run reached its cost limit"},
-		{Type: toolloop.EventRunPaused, Time: at, RunID: "r", Turn: 2, Pending: []toolloop.PendingCall{{CallID: "c2", Name: "deploy"}}},
-	}
-	p, err := build(events(append(evs, more...)...), &Options{Models: toolloop.Models{"house-model": {Price: &toolloop.Price{Input: 2}}}})
+	p, err := build(events(pausedEvents()...), &Options{Models: toolloop.Models{"house-model": {Price: &toolloop.Price{Input: 2}}}})
 	require.NoError(t, err)
 	calls := callsByID(p.Runs)
 	assert.Equal(t, statusPending, calls["c2"].Status)
@@ -167,6 +152,34 @@ func TestModelStatuses(t *testing.T) {
 	assert.Equal(t, []string{"retry", "compaction", "limit", "pause"}, noteKinds(t2.Notes))
 	assert.Contains(t, t2.Notes[1].Title, "~9000 → ~1200 tokens")
 	assert.False(t, p.Runs[0].Ended)
+	assert.True(t, p.Runs[0].Paused)
+
+	p, err = build(events(sampleEvents()...), &Options{OpenTurns: -1})
+	require.NoError(t, err)
+	assert.Zero(t, p.OpenTurns)
+	assert.False(t, p.Runs[0].Ended, "the log ends before the run")
+	assert.False(t, p.Runs[0].Paused)
+}
+
+// pausedEvents is sampleEvents followed by a turn whose calls end in
+// every way but success: one waits on a pause, one was cancelled, one has
+// no completion; with a retry, a compaction and a limit.
+func pausedEvents() []toolloop.Event {
+	evs := sampleEvents()
+	at := evs[len(evs)-1].Time
+	return append(evs, []toolloop.Event{
+		{Type: toolloop.EventModelRetry, Time: at, RunID: "r", Turn: 2, Attempt: &toolloop.ModelAttempt{Attempt: 1, Error: "overloaded", Delay: time.Second}},
+		{Type: toolloop.EventTranscriptEdited, Time: at, RunID: "r", Turn: 2, Edit: &toolloop.TranscriptEdit{Strategy: "compact", Reason: "threshold", TokensBefore: 9000, TokensAfter: 1200}},
+		{Type: toolloop.EventModelResponse, Time: at, RunID: "r", Turn: 2, Response: &toolloop.Response{
+			Model: "house-model", Usage: toolloop.Usage{InputTokens: 1_000_000},
+			Message: toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{
+				looptest.Call("c2", "deploy", `{}`), looptest.Call("c3", "sleep", `{}`), looptest.Call("c4", "read", `{}`),
+			}}}},
+		{Type: toolloop.EventComplete, Time: at.Add(time.Millisecond), RunID: "r", Turn: 2, CallID: "c3", Tool: "sleep",
+			Result: &toolloop.ToolResult{CallID: "c3", Name: "sleep", Status: toolloop.StatusError, Error: &toolloop.ToolError{Kind: toolloop.KindCanceled, Message: "canceled"}}},
+		{Type: toolloop.EventLimit, Time: at, RunID: "r", Turn: 2, Error: "the run reached its cost limit"},
+		{Type: toolloop.EventRunPaused, Time: at, RunID: "r", Turn: 2, Pending: []toolloop.PendingCall{{CallID: "c2", Name: "deploy"}}},
+	}...)
 }
 
 // sampleEvents is a small run: one turn with one call, then an answer.
