@@ -1,0 +1,376 @@
+package view
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolloop/toolloop/eventlog"
+)
+
+// chromePath finds Chromium: $CHROME_PATH, else /usr/bin/chromium. Without
+// one the browser tests skip, unless TOOLLOOP_BROWSER_REQUIRED=1 (as CI
+// sets it), which makes them fail.
+func chromePath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("CHROME_PATH")
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("TOOLLOOP_BROWSER_REQUIRED") == "1" {
+			t.Fatalf("no browser at %s (set CHROME_PATH): %v", p, err)
+		}
+		t.Skipf("no browser at %s (set CHROME_PATH, or TOOLLOOP_BROWSER_REQUIRED=1 to fail instead)", p)
+	}
+	return p
+}
+
+// artifacts is where the tests write screenshots: $TOOLLOOP_ARTIFACTS,
+// else the test's temporary directory.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TOOLLOOP_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// browser starts headless Chromium for the test and stops it, and waits
+// for it to exit, when the test ends. As root, Chromium's sandbox cannot
+// start, so it runs with --no-sandbox then, and only then.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromePath(t)),
+		chromedp.Headless,
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("allow-file-access-from-files", false),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(bctx, 20*time.Second)
+		defer cancel()
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it
+		cancelBrowser()
+		cancelAlloc()
+	})
+	// Start the browser with a context that has no deadline (see chromedp.Run).
+	require.NoError(t, chromedp.Do(bctx))
+	return bctx
+}
+
+// console collects what a tab reports as an error: uncaught exceptions,
+// console.error and console.warn calls, and error entries of the browser
+// log (a refused script or a failed load).
+type console struct {
+	mu   sync.Mutex
+	errs []string
+}
+
+func (c *console) listen(ev any) {
+	var msg string
+	switch ev := ev.(type) {
+	case *runtime.EventExceptionThrown:
+		msg = "exception: " + ev.ExceptionDetails.Text
+		if ev.ExceptionDetails.Exception != nil {
+			msg += " " + ev.ExceptionDetails.Exception.Description
+		}
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+			var parts []string
+			for _, a := range ev.Args {
+				parts = append(parts, string(a.Value)+a.Description)
+			}
+			msg = "console." + string(ev.Type) + ": " + strings.Join(parts, " ")
+		}
+	case *log.EventEntryAdded:
+		if ev.Entry.Level == log.EntryLevelError || ev.Entry.Level == log.EntryLevelWarning {
+			msg = "log " + string(ev.Entry.Level) + ": " + ev.Entry.Text + " " + ev.Entry.URL
+		}
+	}
+	if msg != "" {
+		c.mu.Lock()
+		c.errs = append(c.errs, msg)
+		c.mu.Unlock()
+	}
+}
+
+func (c *console) errors() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.errs...)
+}
+
+// tab opens a new tab of the browser, listening to its console.
+func tab(t *testing.T, bctx context.Context) (context.Context, *console) {
+	t.Helper()
+	tctx, cancel := chromedp.NewContext(bctx)
+	t.Cleanup(cancel)
+	c := &console{}
+	require.NoError(t, chromedp.Listen(tctx, c.listen))
+	ctx, cancelTimeout := context.WithTimeout(tctx, 90*time.Second)
+	t.Cleanup(cancelTimeout)
+	return ctx, c
+}
+
+// run evaluates a JavaScript expression in the tab.
+func js[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	require.NoError(t, err, "evaluating %s", js)
+	return v
+}
+
+// pageDone matches the page's body once its script has built the page,
+// or failed to.
+const pageDone = `body[data-ready="1"], body[data-error]`
+
+// visibleCalls lists the tools and statuses of the call rows a person
+// sees: rows with a layout box, so neither hidden by a filter nor inside
+// a collapsed turn.
+const visibleCalls = `[...document.querySelectorAll('.call > .row')].filter(r => r.offsetParent !== null).map(r => ({tool: r.parentElement.dataset.tool, status: r.parentElement.dataset.status, id: r.parentElement.dataset.id}))`
+
+type shownCall struct {
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	ID     string `json:"id"`
+}
+
+// timing is what the page measured of its own rendering.
+type timing struct {
+	DCL   float64 `json:"dcl"`   // DOMContentLoaded, ms since navigation
+	Ready float64 `json:"ready"` // the page built, ms since navigation
+}
+
+const timingJS = `({dcl: performance.getEntriesByType('navigation')[0].domContentLoadedEventStart, ready: window.toolloopView.ready})`
+
+func TestBrowser(t *testing.T) {
+	bctx := browser(t)
+	three, err := os.ReadFile(threeTurnsLog)
+	require.NoError(t, err)
+	long, err := longRun()
+	require.NoError(t, err)
+	dir := artifacts(t)
+	var paused bytes.Buffer
+	for _, e := range pausedEvents() {
+		line, err := json.Marshal(e)
+		require.NoError(t, err)
+		paused.Write(append(line, '\n'))
+	}
+
+	pages := []struct {
+		name   string
+		log    []byte
+		tool   string   // filtered by in the test
+		search string   // searched for in the test
+		open   []string // calls opened for the screenshot
+	}{
+		{"three-turns", three, "search_docs", "tokyo", []string{"c7", "c8", "c10"}},
+		{"five-hundred-turns", long, "run_tests", "testparse/1", nil},
+		{"paused", paused.Bytes(), "deploy", "text", []string{"c2", "c3"}},
+	}
+	t.Run("csp", func(t *testing.T) {
+		// A script that got into the page some other way than the page's
+		// own does not run: the policy allows the page's script by hash.
+		var page bytes.Buffer
+		require.NoError(t, Render(&page, eventlog.Events(bytes.NewReader(three)), Options{}))
+		injected := bytes.Replace(page.Bytes(), []byte("<main"), []byte("<script>window.injected=1</script><main"), 1)
+		file := filepath.Join(t.TempDir(), "injected.html")
+		require.NoError(t, os.WriteFile(file, injected, 0o644))
+		ctx, cons := tab(t, bctx)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(pageDone))))
+		assert.Equal(t, "undefined", js[string](t, ctx, `typeof window.injected`))
+		assert.NotEmpty(t, cons.errors(), "the browser reports the refused script")
+		t.Logf("reported: %q", cons.errors())
+	})
+	for _, pg := range pages {
+		var html bytes.Buffer
+		require.NoError(t, Render(&html, eventlog.Events(bytes.NewReader(pg.log)), Options{Title: pg.name}))
+		file := filepath.Join(t.TempDir(), pg.name+".html")
+		require.NoError(t, os.WriteFile(file, html.Bytes(), 0o644))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write(html.Bytes())
+		}))
+		t.Cleanup(srv.Close)
+		want := countCalls(t, pg.log)
+		for _, src := range []struct{ name, url string }{{"file", "file://" + file}, {"http", srv.URL + "/" + pg.name + ".html"}} {
+			t.Run(pg.name+"/"+src.name, func(t *testing.T) {
+				ctx, cons := tab(t, bctx)
+				require.NoError(t, chromedp.Do(ctx,
+					chromedp.Navigate(src.url),
+					chromedp.WaitReady(chromedp.CSS(pageDone)),
+				))
+				require.Empty(t, js[string](t, ctx, `document.body.dataset.error || ""`), "the page failed to render")
+				tm := js[timing](t, ctx, timingJS)
+				t.Logf("%s over %s: DOMContentLoaded at %.0f ms, ready at %.0f ms: rendered in %.0f ms",
+					pg.name, src.name, tm.DCL, tm.Ready, tm.Ready-tm.DCL)
+				assert.Less(t, tm.Ready-tm.DCL, 10_000.0, "the page took too long to render")
+
+				// Every call of the log has its row.
+				assert.Equal(t, want.total, js[int](t, ctx, `document.querySelectorAll('.call').length`))
+				assert.Equal(t, want.total, js[int](t, ctx, `document.querySelectorAll('.call > .row').length`))
+				// Nothing from the log ran as script or became markup.
+				assert.Equal(t, "undefined", js[string](t, ctx, `typeof window.pwned`))
+				assert.Zero(t, js[int](t, ctx, `document.querySelectorAll('#timeline img, #timeline script').length`))
+
+				// Turns beyond the first and last three start collapsed.
+				turns := js[int](t, ctx, `document.querySelectorAll('details.turn').length`)
+				assert.Equal(t, min(turns, 6), js[int](t, ctx, `document.querySelectorAll('details.turn[open]').length`))
+
+				if src.name == "file" {
+					screenshot(t, ctx, dir, pg.name, pg.open)
+				}
+				if pg.name == "three-turns" {
+					// The hostile output shows as the text it is.
+					shown := js[[]string](t, ctx, `(r => { if (!r.parentElement.querySelector('.detail')) r.click(); return [...r.parentElement.querySelectorAll('.detail pre')].map(p => p.textContent) })(document.querySelector('.call[data-id="c8"] > .row'))`)
+					assert.Contains(t, shown, hostile)
+				}
+				filters(t, ctx, pg.log, want, pg.tool, pg.search)
+				assert.Empty(t, cons.errors(), "the page reported errors")
+			})
+		}
+	}
+}
+
+// screenshot writes what the page looks like: the whole of a short page
+// with a few calls opened, the top of a long one.
+func screenshot(t *testing.T, ctx context.Context, dir, name string, open []string) {
+	t.Helper()
+	var shot []byte
+	var err error
+	if js[int](t, ctx, `document.querySelectorAll('details.turn').length`) < 10 {
+		// Open the calls that show a diff, hostile output, an approval, a
+		// cancellation.
+		for _, id := range open {
+			require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.call[data-id="`+id+`"] > .row`))))
+		}
+		js[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
+		shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	} else {
+		shot, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	}
+	require.NoError(t, err)
+	path := filepath.Join(dir, name+".png")
+	if !bytes.HasPrefix(shot, []byte("\x89PNG")) {
+		path = filepath.Join(dir, name+".jpg")
+	}
+	require.NoError(t, os.WriteFile(path, shot, 0o644))
+	t.Logf("screenshot: %s", path)
+}
+
+// filters checks the page's tool and status filters and its search
+// against counts made from the log.
+func filters(t *testing.T, ctx context.Context, logBytes []byte, want logCalls, tool, query string) {
+	t.Helper()
+	setTool := func(name string) {
+		js[bool](t, ctx, fmt.Sprintf(`(s => { s.value = %s; s.dispatchEvent(new Event('change')); return true })(document.getElementById('tool'))`, jsString(name)))
+	}
+
+	// By tool: exactly that tool's calls are visible.
+	setTool(tool)
+	shown := js[[]shownCall](t, ctx, visibleCalls)
+	assert.Len(t, shown, want.byTool[tool], "calls of %s shown", tool)
+	for _, c := range shown {
+		assert.Equal(t, tool, c.Tool, "call %s shown by the %s filter", c.ID, tool)
+	}
+	setTool("")
+
+	// By status: each status chip alone shows exactly the calls of that
+	// status.
+	for _, status := range []string{"error", "denied", "canceled", "ok"} {
+		if want.byStatus[status] == 0 {
+			continue
+		}
+		chip := chromedp.CSS(`#statuses button[data-status="` + status + `"]`)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chip)))
+		shown := js[[]shownCall](t, ctx, visibleCalls)
+		assert.Len(t, shown, want.byStatus[status], "calls with status %s shown", status)
+		for _, c := range shown {
+			assert.Equal(t, status, c.Status, "call %s shown by the %s filter", c.ID, status)
+		}
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chip)))
+	}
+	assert.Equal(t, want.total, len(js[[]shownCall](t, ctx, `(document.getElementById('expand').click(), `+visibleCalls+`)`)),
+		"every call shows once the filters are off and the turns expanded")
+
+	// Search, typed: the calls whose arguments, result or error hold the
+	// text, whatever its case.
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#search"), query)))
+	matched := searchLog(t, logBytes, query)
+	require.NotEmpty(t, matched)
+	shown = js[[]shownCall](t, ctx, visibleCalls)
+	var ids []string
+	for _, c := range shown {
+		ids = append(ids, c.ID)
+	}
+	assert.ElementsMatch(t, matched, ids, "calls found by searching %q", query)
+	js[bool](t, ctx, `(q => { q.value = ''; q.dispatchEvent(new Event('input')); return true })(document.getElementById('search'))`)
+}
+
+// searchLog lists the calls of a log whose arguments, result text or
+// error message contain query, ignoring case.
+func searchLog(t *testing.T, logBytes []byte, query string) []string {
+	t.Helper()
+	text := map[string]*strings.Builder{}
+	var order []string
+	note := func(id, s string) {
+		b := text[id]
+		if b == nil {
+			b = &strings.Builder{}
+			text[id] = b
+			order = append(order, id)
+		}
+		b.WriteString(strings.ToLower(s))
+		b.WriteByte('\n')
+	}
+	for e, err := range eventlog.Events(bytes.NewReader(logBytes)) {
+		require.NoError(t, err)
+		if e.Response != nil {
+			for _, tc := range e.Response.Message.ToolCalls {
+				note(tc.ID, string(tc.Arguments))
+			}
+		}
+		if e.Result != nil {
+			note(e.CallID, e.Result.Text())
+			if e.Result.Error != nil {
+				note(e.CallID, e.Result.Error.Message)
+			}
+		}
+	}
+	var ids []string
+	for _, id := range order {
+		if strings.Contains(text[id].String(), strings.ToLower(query)) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,41 @@
+// Package view renders a recorded run as a self-contained HTML page: the
+// page of the toolloop view command.
+//
+// [Render] reads a run's events (as eventlog.Events yields them from a log)
+// into a model of runs, turns and calls, and writes one HTML file whose
+// style, script and data are inline: it opens from a file:// URL and makes
+// no request. The page shows a timeline of the turns, each with the
+// model's text, usage and cost, and its calls as bars on a time axis (so
+// calls that ran in parallel show side by side) and as rows that open to
+// their arguments, guard verdict, approval, hook effects, result
+// (truncation marked), error, file diff, and the runs of agents used as
+// tools nested under the call that started them. Pauses, resumptions,
+// limits, compactions and other transcript edits show where they
+// happened. For long runs, turns beyond the first and last few are
+// collapsed, and a search box and filters by tool and by status (ok,
+// error, denied, canceled, and pending or unfinished for calls the log
+// does not see end) show only the matching calls.
+//
+// # Why the data is JSON
+//
+// The page carries the run as JSON in a <script type="application/json">
+// element and builds the document from it with a small vanilla script,
+// rather than being rendered on the server with html/template, because
+// the page needs the data in the browser anyway: search and filters run
+// over every call's arguments and result, and a call's details are built
+// only when it is opened, which keeps a 500-turn page fast to load. The
+// JSON is written with HTML escaping (<, > and & become \u003c, \u003e
+// and \u0026), so no string from the log can close the script element,
+// and the script puts every string in the document as text (textContent),
+// never as markup. The page's Content-Security-Policy allows only its own
+// inline style and script, by hash, and no network at all.
+//
+// # Bounds
+//
+// Each text on the page (arguments, result, error, model text) is cut to
+// Options.FieldBytes (16 KiB by default), and the page says how many bytes
+// it left out; once the page's texts reach Options.PageBytes (32 MiB), each
+// further text is cut to 256 bytes. A diff shows at most 400 lines of 400
+// bytes. The log is already redacted and bounded by the loop; the page
+// adds nothing to it.
+package view

@@ -1,0 +1,675 @@
+package view
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolloop/toolloop"
+)
+
+// The statuses of a call on the page. The first four are the outcomes of a
+// completed call; pending and unfinished are calls without a completion.
+const (
+	statusOK       = "ok"
+	statusError    = "error"
+	statusDenied   = "denied"
+	statusCanceled = "canceled"
+	// statusPending: the run paused with the call waiting for approval, and
+	// the log does not say how it ended.
+	statusPending = "pending"
+	// statusUnfinished: the model asked for the call and the log has no
+	// completion for it (the process died, or the log was cut).
+	statusUnfinished = "unfinished"
+)
+
+// page is what the page renders, embedded in it as JSON. Times are
+// milliseconds since Start, the time of the log's first event.
+type page struct {
+	Title string `json:"title"`
+	Start string `json:"start"`
+	// Runs are the top-level runs in the order the log starts them; child
+	// runs hang under the calls that started them.
+	Runs []*run `json:"runs"`
+	// Tools are the names of every tool called, sorted.
+	Tools []string `json:"tools"`
+	// Counts are the calls by status, child calls included.
+	Counts    map[string]int `json:"counts"`
+	Calls     int            `json:"calls"`
+	Turns     int            `json:"turns"`
+	Events    int            `json:"events"`
+	OpenTurns int            `json:"openTurns"`
+	// Bound is the display bound of one text field, in bytes.
+	Bound int `json:"bound"`
+	// Problems are lines of the log that were not events.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// run is one run of the log: a top-level run (its resumptions included,
+// which keep its ID) or the run of an agent used as a tool.
+type run struct {
+	ID         string  `json:"id"`
+	ParentRun  string  `json:"parentRun,omitempty"`
+	ParentCall string  `json:"parentCall,omitempty"`
+	At         float64 `json:"at"`
+	Dur        float64 `json:"dur"`
+	// Stop and Error are the run.end event's; Ended says it has one.
+	// Paused says the run's last pause was not resumed in the log.
+	Ended  bool   `json:"ended"`
+	Paused bool   `json:"paused,omitempty"`
+	Stop   string `json:"stop,omitempty"`
+	Error  *text  `json:"error,omitempty"`
+	// Acct is the last accounting the log holds (run.paused, run.limit
+	// or run.end).
+	Acct  *toolloop.Accounting `json:"acct,omitempty"`
+	Turns []*turn              `json:"turns"`
+	// Notes are the run's events that belong to no turn.
+	Notes []*note `json:"notes,omitempty"`
+
+	start, end time.Time
+	turnOf     map[int]*turn
+	callOf     map[string]*call
+}
+
+// turn is one model turn and the calls it asked for.
+type turn struct {
+	N   int     `json:"n"`
+	At  float64 `json:"at"`
+	Dur float64 `json:"dur"`
+	// ModelAt and ModelDur are the model's part: from its request to its
+	// response; ModelDur is -1 when the log has no request (it is a
+	// transient event) or no response.
+	ModelAt  float64         `json:"modelAt"`
+	ModelDur float64         `json:"modelDur"`
+	Model    string          `json:"model,omitempty"`
+	Usage    *toolloop.Usage `json:"usage,omitempty"`
+	// Cost is the turn's price in US dollars, nil when the model's price
+	// is unknown.
+	Cost      *float64 `json:"cost,omitempty"`
+	Stop      string   `json:"stop,omitempty"`
+	Text      *text    `json:"text,omitempty"`
+	Reasoning *text    `json:"reasoning,omitempty"`
+	Calls     []*call  `json:"calls"`
+	Notes     []*note  `json:"notes,omitempty"`
+	// Parallel is the most calls of the turn that ran at once.
+	Parallel int `json:"parallel"`
+
+	start, end, request, response time.Time
+}
+
+// note is an event shown as a line of its own: a pause, a resume, a limit,
+// a compaction, a retry.
+type note struct {
+	Kind   string  `json:"kind"`
+	At     float64 `json:"at"`
+	Title  string  `json:"title"`
+	Detail *text   `json:"detail,omitempty"`
+}
+
+// call is one tool call, from the model's request to its completion.
+type call struct {
+	ID     string `json:"id"`
+	Tool   string `json:"tool"`
+	Source string `json:"source,omitempty"`
+	// Depth is 0 for a call of a top-level run, 1 for a call of a child
+	// run, and so on.
+	Depth int     `json:"depth"`
+	At    float64 `json:"at"`
+	// Dur is -1 when the call has no completion.
+	Dur         float64                `json:"dur"`
+	Args        *text                  `json:"args,omitempty"`
+	Repaired    *text                  `json:"repaired,omitempty"`
+	Repairs     []string               `json:"repairs,omitempty"`
+	Verdict     *verdict               `json:"verdict,omitempty"`
+	Asked       bool                   `json:"asked,omitempty"`
+	Approval    *toolloop.Approval     `json:"approval,omitempty"`
+	Hooks       []*toolloop.HookEffect `json:"hooks,omitempty"`
+	Status      string                 `json:"status"`
+	Kind        string                 `json:"kind,omitempty"`
+	Message     *text                  `json:"message,omitempty"`
+	Result      *text                  `json:"result,omitempty"`
+	Bytes       int                    `json:"bytes,omitempty"`
+	Truncated   bool                   `json:"truncated,omitempty"`
+	Cleared     bool                   `json:"cleared,omitempty"`
+	Synthesized bool                   `json:"synthesized,omitempty"`
+	Modified    []string               `json:"modified,omitempty"`
+	Extra       *text                  `json:"extra,omitempty"`
+	Progress    int                    `json:"progress,omitempty"`
+	Partial     int                    `json:"partial,omitempty"`
+	Stack       *text                  `json:"stack,omitempty"`
+	Diff        []*diffFile            `json:"diff,omitempty"`
+	// Runs are the runs of agents this call started.
+	Runs []*run `json:"runs,omitempty"`
+
+	start, end time.Time
+	done       bool
+	// args are the arguments the call ran with, for its diff.
+	args json.RawMessage
+}
+
+// verdict is a guard's decision as the page shows it.
+type verdict struct {
+	Decision  string `json:"decision"`
+	Reason    *text  `json:"reason,omitempty"`
+	Rule      string `json:"rule,omitempty"`
+	Arguments *text  `json:"arguments,omitempty"`
+}
+
+// text is a string from the log, cut to the page's bound: More counts the
+// bytes left out.
+type text struct {
+	S    string `json:"s"`
+	More int    `json:"more,omitempty"`
+}
+
+// builder turns events into a page.
+type builder struct {
+	p     *page
+	opts  *Options
+	t0    time.Time
+	runs  map[string]*run
+	order []*run // top-level runs
+	// left is what remains of the page's text budget.
+	left int
+}
+
+func newBuilder(opts *Options) *builder {
+	return &builder{
+		p:    &page{Counts: map[string]int{}, Bound: opts.fieldBytes(), OpenTurns: opts.openTurns()},
+		opts: opts,
+		runs: map[string]*run{},
+		left: opts.pageBytes(),
+	}
+}
+
+// cut bounds s for display: to the field bound while the page's budget
+// lasts, then to smallBound.
+func (b *builder) cut(s string) *text {
+	if s == "" {
+		return nil
+	}
+	n := b.p.Bound
+	if b.left <= 0 {
+		n = min(n, smallBound)
+	}
+	t := &text{S: s}
+	if len(s) > n {
+		k := n
+		for k > 0 && !utf8Start(s[k]) {
+			k--
+		}
+		t.S, t.More = s[:k], len(s)-k
+	}
+	b.left -= len(t.S)
+	return t
+}
+
+func utf8Start(c byte) bool { return c&0xC0 != 0x80 }
+
+// smallBound is the display bound of a field once the page's budget is
+// spent.
+const smallBound = 256
+
+func (b *builder) ms(t time.Time) float64 {
+	if t.IsZero() || b.t0.IsZero() {
+		return 0
+	}
+	return float64(t.Sub(b.t0).Microseconds()) / 1000
+}
+
+func (b *builder) run(e *toolloop.Event) *run {
+	r := b.runs[e.RunID]
+	if r == nil {
+		r = &run{ID: e.RunID, ParentRun: e.ParentRunID, ParentCall: e.ParentCallID, start: e.Time,
+			turnOf: map[int]*turn{}, callOf: map[string]*call{}}
+		b.runs[e.RunID] = r
+		if e.ParentRunID == "" {
+			b.order = append(b.order, r)
+		} else {
+			pr := b.runs[e.ParentRunID]
+			if pr == nil {
+				pr = b.run(&toolloop.Event{RunID: e.ParentRunID, Time: e.Time})
+			}
+			pc := pr.call(b, e.ParentCallID, "", 0, e.Time)
+			pc.Runs = append(pc.Runs, r)
+		}
+	}
+	if r.start.IsZero() || e.Time.Before(r.start) {
+		r.start = e.Time
+	}
+	if e.Time.After(r.end) {
+		r.end = e.Time
+	}
+	return r
+}
+
+// depth is how deep r nests under top-level runs.
+func (b *builder) depth(r *run) int {
+	d := 0
+	for r != nil && r.ParentRun != "" && d < toolloop.MaxAgentDepth+1 {
+		r = b.runs[r.ParentRun]
+		d++
+	}
+	return d
+}
+
+func (r *run) turn(n int, at time.Time) *turn {
+	t := r.turnOf[n]
+	if t == nil {
+		t = &turn{N: n, ModelDur: -1, Calls: []*call{}}
+		r.turnOf[n] = t
+		r.Turns = append(r.Turns, t)
+	}
+	if !at.IsZero() {
+		if t.start.IsZero() || at.Before(t.start) {
+			t.start = at
+		}
+		if at.After(t.end) {
+			t.end = at
+		}
+	}
+	return t
+}
+
+// call finds or makes the call id of run r, in turn n.
+func (r *run) call(b *builder, id, tool string, n int, at time.Time) *call {
+	c := r.callOf[id]
+	if c == nil {
+		c = &call{ID: id, Tool: tool, Status: statusUnfinished, Dur: -1, Depth: b.depth(r)}
+		r.callOf[id] = c
+		t := r.turn(n, at)
+		t.Calls = append(t.Calls, c)
+	}
+	if c.Tool == "" {
+		c.Tool = tool
+	}
+	return c
+}
+
+// add folds one event into the page.
+func (b *builder) add(e *toolloop.Event) {
+	b.p.Events++
+	if b.t0.IsZero() || e.Time.Before(b.t0) {
+		b.t0 = e.Time
+	}
+	r := b.run(e)
+	var t *turn
+	if e.Turn > 0 {
+		t = r.turn(e.Turn, e.Time)
+	}
+	if e.CallID != "" {
+		b.callEvent(r, e)
+		return
+	}
+	addNote := func(kind, title, detail string) {
+		n := &note{Kind: kind, At: b.ms(e.Time), Title: title, Detail: b.cut(detail)}
+		if t != nil {
+			t.Notes = append(t.Notes, n)
+		} else {
+			r.Notes = append(r.Notes, n)
+		}
+	}
+	switch e.Type {
+	case toolloop.EventRunStart:
+		addNote("start", "run started with "+plural(len(e.Messages), "message"), "")
+	case toolloop.EventRunResumed:
+		r.Paused = false
+		b.resumed(r, e, addNote)
+	case toolloop.EventRunPaused:
+		names := make([]string, 0, len(e.Pending))
+		for _, p := range e.Pending {
+			names = append(names, p.Name)
+			if c := r.callOf[p.CallID]; c != nil && !c.done {
+				c.Status = statusPending
+			}
+		}
+		r.Acct, r.Paused = cmp.Or(e.Accounting, r.Acct), true
+		addNote("pause", "paused: "+plural(len(e.Pending), "call")+" await approval ("+strings.Join(names, ", ")+")", "")
+	case toolloop.EventRunEnd:
+		r.Acct = cmp.Or(e.Accounting, r.Acct)
+		if r.Paused {
+			// Run or Resume returned to wait for approval: the run is
+			// not over.
+			addNote("pause", "the run returned to wait for approval", "")
+			break
+		}
+		r.Ended, r.Stop = true, string(e.StopReason)
+		r.Error = b.cut(e.Error)
+		title := "run ended"
+		if e.StopReason != "" {
+			title += ": " + string(e.StopReason)
+		}
+		addNote("end", title, e.Error)
+	case toolloop.EventLimit:
+		r.Acct = cmp.Or(e.Accounting, r.Acct)
+		addNote("limit", "limit reached", e.Error)
+	case toolloop.EventModelRequest:
+		if t != nil {
+			t.request = e.Time
+		}
+	case toolloop.EventModelResponse:
+		if t != nil {
+			b.response(t, e)
+		}
+	case toolloop.EventModelRetry, toolloop.EventModelFallback:
+		if at := e.Attempt; at != nil {
+			title := "model attempt " + strconv.Itoa(at.Attempt) + " failed; retrying"
+			if at.Delay > 0 {
+				title += " in " + at.Delay.Round(time.Millisecond).String()
+			}
+			if e.Type == toolloop.EventModelFallback {
+				title = "model " + strconv.Itoa(at.Model) + " failed; trying the next"
+			}
+			addNote("retry", title, at.Error)
+		}
+	case toolloop.EventTurnSentBack:
+		addNote("sentback", "turn sent back", e.Error)
+	case toolloop.EventOutputInvalid:
+		addNote("invalid", "answer rejected", e.Error)
+	case toolloop.EventTranscriptRepaired:
+		addNote("repaired", "transcript repaired", strings.Join(e.Repairs, "\n"))
+	case toolloop.EventTranscriptEdited:
+		if ed := e.Edit; ed != nil {
+			addNote(editKind(ed.Strategy), editTitle(ed), strings.Join(ed.CallIDs, ", "))
+		}
+	}
+}
+
+func editKind(strategy string) string {
+	if strategy == "compact" {
+		return "compaction"
+	}
+	return "edit"
+}
+
+func editTitle(ed *toolloop.TranscriptEdit) string {
+	s := "transcript edited by " + ed.Strategy
+	if ed.Reason != "" {
+		s += " (" + ed.Reason + ")"
+	}
+	if ed.TokensBefore > 0 || ed.TokensAfter > 0 {
+		s += ": ~" + strconv.Itoa(ed.TokensBefore) + " → ~" + strconv.Itoa(ed.TokensAfter) + " tokens"
+	}
+	if len(ed.CallIDs) > 0 {
+		s += ", " + plural(len(ed.CallIDs), "result") + " cleared"
+	}
+	return s
+}
+
+func (b *builder) resumed(r *run, e *toolloop.Event, addNote func(kind, title, detail string)) {
+	ids := make([]string, 0, len(e.Approvals))
+	for id := range e.Approvals {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var lines []string
+	for _, id := range ids {
+		a := e.Approvals[id]
+		what := "denied"
+		if a.Approved {
+			what = "approved"
+		}
+		line := id + ": " + what
+		if a.Reason != "" {
+			line += " (" + a.Reason + ")"
+		}
+		lines = append(lines, line)
+		if c := r.callOf[id]; c != nil {
+			c.Approval = &a
+		}
+	}
+	addNote("resume", "run resumed with "+plural(len(e.Approvals), "decision"), strings.Join(lines, "\n"))
+}
+
+func (b *builder) response(t *turn, e *toolloop.Event) {
+	resp := e.Response
+	if resp == nil {
+		return
+	}
+	t.response = e.Time
+	t.Model, t.Stop = resp.Model, string(resp.StopReason)
+	u := resp.Usage
+	t.Usage = &u
+	if info, ok := b.opts.Models.Lookup(resp.Model); ok && info.Price != nil {
+		c := info.Price.Cost(u)
+		t.Cost = &c
+	} else if info, ok := toolloop.LookupModel(resp.Model); ok && info.Price != nil {
+		c := info.Price.Cost(u)
+		t.Cost = &c
+	}
+	t.Text = b.cut(resp.Message.Text())
+	var reasoning []string
+	for _, c := range resp.Message.Content {
+		if c.Type == toolloop.ContentReasoning && c.Text != "" {
+			reasoning = append(reasoning, c.Text)
+		}
+	}
+	t.Reasoning = b.cut(strings.Join(reasoning, "\n"))
+	r := b.runs[e.RunID]
+	for _, tc := range resp.Message.ToolCalls {
+		c := r.call(b, tc.ID, tc.Name, e.Turn, e.Time)
+		if c.Args == nil {
+			c.Args, c.args = b.cut(pretty(tc.Arguments)), tc.Arguments
+		}
+	}
+}
+
+// callEvent folds an event of one call into it.
+func (b *builder) callEvent(r *run, e *toolloop.Event) {
+	c := r.call(b, e.CallID, e.Tool, e.Turn, e.Time)
+	if e.Source != "" {
+		c.Source = string(e.Source)
+		if e.SourceName != "" {
+			c.Source += ":" + e.SourceName
+		}
+	}
+	switch e.Type {
+	case toolloop.EventStart:
+		c.start = e.Time
+		if c.Args == nil || len(e.Arguments) > 0 {
+			c.Args, c.args = b.cut(pretty(e.Arguments)), e.Arguments
+		}
+	case toolloop.EventArgumentsRepaired:
+		c.Repairs = append(c.Repairs, e.Repairs...)
+		c.Repaired, c.args = b.cut(pretty(e.Arguments)), e.Arguments
+	case toolloop.EventGuardVerdict:
+		if v := e.Verdict; v != nil {
+			c.Verdict = &verdict{Decision: string(cmp.Or(v.Decision, toolloop.Allow)), Reason: b.cut(v.Reason), Rule: v.Rule,
+				Arguments: b.cut(pretty(v.Arguments))}
+			if len(v.Arguments) > 0 {
+				c.args = v.Arguments
+			}
+		}
+	case toolloop.EventPermissionRequested:
+		c.Asked = true
+	case toolloop.EventPermissionCompleted:
+		c.Approval = e.Approval
+	case toolloop.EventHook:
+		if e.Hook != nil {
+			h := *e.Hook
+			h.Detail = textString(b.cut(h.Detail))
+			c.Hooks = append(c.Hooks, &h)
+		}
+	case toolloop.EventProgress:
+		c.Progress += max(e.Coalesced, 1)
+	case toolloop.EventPartialResult:
+		c.Partial += max(e.Coalesced, 1)
+	case toolloop.EventComplete:
+		b.complete(c, e)
+	}
+}
+
+func (b *builder) complete(c *call, e *toolloop.Event) {
+	c.done, c.end = true, e.Time
+	c.Stack = b.cut(e.Stack)
+	res := e.Result
+	if res == nil {
+		c.Status = statusError
+		return
+	}
+	c.Status = statusOf(res)
+	if res.Error != nil {
+		c.Kind, c.Message = string(res.Error.Kind), b.cut(res.Error.Message)
+	}
+	m := res.Meta
+	if c.start.IsZero() && m.Duration > 0 {
+		c.start = e.Time.Add(-m.Duration)
+	}
+	if m.Source != "" && c.Source == "" {
+		c.Source = string(m.Source)
+		if m.SourceName != "" {
+			c.Source += ":" + m.SourceName
+		}
+	}
+	body := res.Text()
+	if res.Error != nil && body == res.Error.Message {
+		body = "" // the message says it already
+	}
+	c.Result = b.cut(body)
+	c.Bytes, c.Truncated, c.Cleared, c.Synthesized = m.Bytes, m.Truncated, m.Cleared, m.Synthesized
+	c.Modified = m.Modified
+	if len(m.Extra) > 0 {
+		if raw, err := json.Marshal(m.Extra); err == nil {
+			c.Extra = b.cut(string(raw))
+		}
+	}
+	if c.Status == statusOK {
+		c.Diff = fileDiff(c.Tool, c.args, m.Extra)
+	}
+}
+
+func statusOf(res *toolloop.ToolResult) string {
+	if !res.IsError() {
+		return statusOK
+	}
+	if res.Error != nil {
+		switch res.Error.Kind {
+		case toolloop.KindDenied:
+			return statusDenied
+		case toolloop.KindCanceled:
+			return statusCanceled
+		}
+	}
+	return statusError
+}
+
+// finish computes what needs every event: times, parallelism, counts.
+func (b *builder) finish() *page {
+	p := b.p
+	p.Start = b.t0.UTC().Format(time.RFC3339Nano)
+	tools := map[string]bool{}
+	var walk func(r *run)
+	walk = func(r *run) {
+		r.At, r.Dur = b.ms(r.start), b.ms(r.end)-b.ms(r.start)
+		slices.SortStableFunc(r.Turns, func(x, y *turn) int { return x.N - y.N })
+		if r.ParentRun == "" {
+			p.Turns += len(r.Turns)
+		}
+		for _, t := range r.Turns {
+			b.finishTurn(t)
+			for _, c := range t.Calls {
+				p.Calls++
+				p.Counts[c.Status]++
+				tools[c.Tool] = true
+				for _, cr := range c.Runs {
+					walk(cr)
+				}
+			}
+		}
+	}
+	for _, r := range b.order {
+		walk(r)
+	}
+	p.Runs = b.order
+	if p.Runs == nil {
+		p.Runs = []*run{}
+	}
+	p.Tools = make([]string, 0, len(tools))
+	for name := range tools {
+		p.Tools = append(p.Tools, name)
+	}
+	slices.Sort(p.Tools)
+	return p
+}
+
+func (b *builder) finishTurn(t *turn) {
+	start := t.start
+	if !t.request.IsZero() {
+		start = t.request
+		if !t.response.IsZero() {
+			t.ModelDur = b.ms(t.response) - b.ms(t.request)
+		}
+	}
+	t.ModelAt = b.ms(cmp.Or(t.request, t.response, start))
+	end := t.end
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, c := range t.Calls {
+		if c.start.IsZero() {
+			c.start = cmp.Or(c.end, t.response, start)
+		}
+		c.At = b.ms(c.start)
+		if c.done {
+			c.Dur = max(b.ms(c.end)-c.At, 0)
+			edges = append(edges, edge{c.start, 1}, edge{c.end, -1})
+		}
+		if c.end.After(end) {
+			end = c.end
+		}
+		if c.start.Before(start) {
+			start = c.start
+		}
+	}
+	t.At, t.Dur = b.ms(start), b.ms(end)-b.ms(start)
+	// The most calls running at once; an end at the instant another
+	// starts does not overlap it.
+	slices.SortFunc(edges, func(x, y edge) int {
+		if c := x.at.Compare(y.at); c != 0 {
+			return c
+		}
+		return x.delta - y.delta
+	})
+	n := 0
+	for _, e := range edges {
+		n += e.delta
+		t.Parallel = max(t.Parallel, n)
+	}
+}
+
+// pretty indents JSON arguments for reading; anything else is returned as
+// it is.
+func pretty(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+func textString(t *text) string {
+	if t == nil {
+		return ""
+	}
+	if t.More > 0 {
+		return t.S + "… (" + strconv.Itoa(t.More) + " more bytes)"
+	}
+	return t.S
+}
+
+func plural(n int, what string) string {
+	s := strconv.Itoa(n) + " " + what
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}

@@ -1,0 +1,383 @@
+"use strict";
+// The viewer's script. Everything from the log is put in the document with
+// textContent, dataset and createElement, never as markup.
+(function () {
+  var D = JSON.parse(document.getElementById("data").textContent);
+  var STATUSES = ["ok", "error", "denied", "canceled", "pending", "unfinished"];
+  // calls lists every call of the page (child calls included) with its
+  // element, its turn and the calls of the sub-agents it started.
+  var calls = [];
+  var turns = []; // {el, data, calls: [call index], text: lowercase}
+  var state = { q: "", tool: "", status: {} };
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function plural(n, w) { return n + " " + w + (n === 1 ? "" : "s"); }
+  function num(n) { return Number(n || 0).toLocaleString("en-US"); }
+  function dur(ms) {
+    if (ms === undefined || ms === null || ms < 0) return "—";
+    if (ms < 1) return ms.toFixed(2) + " ms";
+    if (ms < 1000) return Math.round(ms) + " ms";
+    if (ms < 60000) return (ms / 1000).toFixed(2) + " s";
+    var m = Math.floor(ms / 60000), s = Math.round((ms % 60000) / 1000);
+    return m + "m" + (s < 10 ? "0" : "") + s + "s";
+  }
+  function money(c) { return "$" + (c < 0.01 ? c.toFixed(5) : c.toFixed(3)); }
+  function usage(u) {
+    if (!u) return "";
+    var s = "in " + num(u.input_tokens) + " · out " + num(u.output_tokens);
+    if (u.cache_read_tokens) s += " · cache read " + num(u.cache_read_tokens);
+    if (u.cache_write_tokens) s += " · cache write " + num(u.cache_write_tokens);
+    if (u.reasoning_tokens) s += " · reasoning " + num(u.reasoning_tokens);
+    return s;
+  }
+  function str(t) { return t ? t.s : ""; }
+  // block shows a bounded text from the log, with the cut marked.
+  function block(parent, title, t, cls) {
+    if (!t) return;
+    if (title) add(parent, el("h4", null, title));
+    var pre = add(parent, el("pre", cls, t.s));
+    if (t.more) add(pre, el("span", "cut", "\n… " + num(t.more) + " more bytes not shown (display bound " + num(D.bound) + " bytes)"));
+  }
+  function summarize(t, n) {
+    var s = str(t).replace(/\s+/g, " ");
+    return s.length > n ? s.slice(0, n) + "…" : s;
+  }
+
+  // --- summary and controls -------------------------------------------------
+  function header() {
+    var sum = document.getElementById("summary");
+    var first = D.runs[0], total = 0, cost = null, u = null;
+    D.runs.forEach(function (r) { total = Math.max(total, r.at + r.dur); });
+    D.runs.forEach(function (r) {
+      if (r.acct) {
+        cost = (cost || 0) + (r.acct.cost_usd || 0);
+        if (!u) u = { input_tokens: 0, output_tokens: 0 };
+        u.input_tokens += r.acct.usage.input_tokens; u.output_tokens += r.acct.usage.output_tokens;
+      }
+    });
+    add(sum, el("span", null, "started " + D.start));
+    add(sum, el("span", null, "took " + dur(total)));
+    add(sum, el("span", null, plural(D.turns, "turn")));
+    add(sum, el("span", null, plural(D.calls, "call")));
+    if (u) add(sum, el("span", null, usage(u)));
+    if (cost !== null) add(sum, el("span", null, money(cost)));
+    if (first && first.paused) add(sum, el("span", "flag warn", "paused: waiting for approval"));
+    else if (first && first.ended) add(sum, el("span", null, "stop: " + (first.stop || "—")));
+    else if (first) add(sum, el("span", "flag warn", "the log ends before the run does"));
+    if (D.problems) {
+      var pr = document.getElementById("problems");
+      pr.textContent = "Lines of the log that are not events:\n" + D.problems.join("\n");
+    }
+    var sel = document.getElementById("tool");
+    D.tools.forEach(function (name) {
+      var n = 0;
+      calls.forEach(function (c) { if (c.d.tool === name) n++; });
+      var o = add(sel, el("option", null, name + " (" + n + ")"));
+      o.value = name;
+    });
+    var st = document.getElementById("statuses");
+    STATUSES.forEach(function (s) {
+      if (!D.counts[s]) return;
+      var b = add(st, el("button", "chip"));
+      b.type = "button"; b.dataset.status = s; b.setAttribute("aria-pressed", "false");
+      b.title = "show only calls with status " + s + " (click again to clear)";
+      add(b, el("span", "dot s-" + s));
+      add(b, document.createTextNode(s + " " + D.counts[s]));
+      b.addEventListener("click", function () {
+        state.status[s] = !state.status[s];
+        b.setAttribute("aria-pressed", state.status[s] ? "true" : "false");
+        apply();
+      });
+    });
+  }
+
+  // --- timeline ---------------------------------------------------------------
+  function runEl(r, parent, depth) {
+    var sec = add(parent, el("section", "run"));
+    sec.dataset.run = r.id;
+    if (depth === 0) {
+      var h = add(sec, el("div", "run-head", "Run " + r.id));
+      var bits = [dur(r.dur), plural(r.turns.length, "turn")];
+      if (r.acct) {
+        bits.push(usage(r.acct.usage));
+        if (r.acct.cost_usd) bits.push(money(r.acct.cost_usd));
+        if (r.acct.unpriced_turns) bits.push(r.acct.unpriced_turns + " unpriced");
+      }
+      add(h, el("span", "dim", " · " + bits.join(" · ")));
+    } else {
+      add(sec, el("div", "child-head", "↳ sub-agent run " + r.id + " · " + dur(r.dur) + " · " + plural(r.turns.length, "turn") +
+        (r.acct ? " · " + usage(r.acct.usage) : "")));
+    }
+    var open = D.openTurns, n = r.turns.length;
+    r.notes && r.notes.forEach(function (nt) { noteEl(sec, nt); });
+    r.turns.forEach(function (t, i) {
+      turnEl(t, sec, depth, depth > 0 || i < open || i >= n - open);
+    });
+    return sec;
+  }
+
+  function noteEl(parent, nt) {
+    var d = add(parent, el("div", "note " + nt.kind));
+    if (nt.kind === "end" && nt.detail) d.classList.add("err");
+    add(d, el("span", "t", nt.title));
+    if (nt.detail) block(d, null, nt.detail);
+    return d;
+  }
+
+  function turnEl(t, parent, depth, open) {
+    var det = add(parent, el("details", "turn"));
+    det.dataset.turn = t.n;
+    det.open = open;
+    var rec = { el: det, d: t, calls: [], text: (str(t.text) + "\n" + str(t.reasoning) + "\n" +
+      (t.notes || []).map(function (n) { return n.title + " " + str(n.detail); }).join("\n")).toLowerCase(),
+      defaultOpen: open, depth: depth };
+    turns.push(rec);
+    var s = add(det, el("summary"));
+    add(s, el("span", "n", (depth > 0 ? "sub-agent turn " : "Turn ") + t.n));
+    add(s, el("span", "dim", dur(t.dur)));
+    if (t.modelDur >= 0) add(s, el("span", "dim", "model " + dur(t.modelDur)));
+    if (t.usage) add(s, el("span", "dim", usage(t.usage)));
+    if (t.cost !== undefined && t.cost !== null) add(s, el("span", "dim", money(t.cost)));
+    add(s, el("span", null, plural(t.calls.length, "call")));
+    if (t.parallel > 1) add(s, el("span", "badge par", "×" + t.parallel + " parallel"));
+    var counts = {};
+    t.calls.forEach(function (c) { counts[c.status] = (counts[c.status] || 0) + 1; });
+    STATUSES.forEach(function (st) {
+      if (counts[st] && st !== "ok") add(s, el("span", "badge s-" + st, counts[st] + " " + st));
+    });
+    if (t.stop && t.stop !== "tool_use" && t.stop !== "stop") add(s, el("span", "flag warn", t.stop));
+    if (t.text) add(s, el("span", "dim", summarize(t.text, 90)));
+
+    var body = add(det, el("div", "turn-body"));
+    if (t.reasoning) add(body, el("div", "text reasoning", t.reasoning.s));
+    if (t.text) {
+      var tx = add(body, el("div", "text", t.text.s));
+      if (t.text.more) add(tx, el("span", "cut", " … " + num(t.text.more) + " more bytes"));
+    }
+    if (t.model) add(body, el("div", "dim", "model " + t.model + (t.stop ? " · stop: " + t.stop : "")));
+    // Notes from before the turn's calls come first; the others (a pause
+    // and its resumption, a limit, the run's end) after the calls.
+    var firstCall = t.calls.length ? Math.min.apply(null, t.calls.map(function (c) { return c.at; })) : Infinity;
+    var notes = t.notes || [];
+    notes.forEach(function (nt) { if (nt.at <= firstCall) noteEl(body, nt); });
+    if (t.calls.length) axis(body, t);
+    t.calls.forEach(function (c) { callEl(c, body, rec); });
+    notes.forEach(function (nt) { if (nt.at > firstCall) noteEl(body, nt); });
+  }
+
+  // axis draws the turn's model request and calls as bars on a time axis,
+  // so calls that ran at once show side by side.
+  function axis(parent, t) {
+    var ax = add(parent, el("div", "axis"));
+    var span = Math.max(t.dur, 0.001);
+    function bar(lbl, at, d, cls) {
+      var lane = add(ax, el("div", "lane"));
+      var b = add(lane, el("div", "bar " + cls));
+      b.style.left = Math.min(Math.max((at - t.at) / span * 100, 0), 100) + "%";
+      b.style.width = (d < 0 ? 0.5 : Math.max(d / span * 100, 0.3)) + "%";
+      b.title = lbl;
+      add(lane, el("span", "lbl", lbl));
+    }
+    if (t.modelDur >= 0) bar("model " + dur(t.modelDur), t.modelAt, t.modelDur, "model");
+    t.calls.forEach(function (c) {
+      bar(c.tool + " " + dur(c.dur), c.at, c.dur, "s-" + c.status);
+    });
+    var ticks = add(parent, el("div", "ticks"));
+    add(ticks, el("span", null, "0"));
+    add(ticks, el("span", null, dur(t.dur / 2)));
+    add(ticks, el("span", null, dur(t.dur)));
+  }
+
+  function callEl(c, parent, turnRec) {
+    var box = add(parent, el("div", "call"));
+    box.dataset.tool = c.tool; box.dataset.status = c.status; box.dataset.id = c.id;
+    if (c.depth > 0) box.classList.add("child");
+    var rec = { el: box, d: c, turn: turnRec, search: null, kids: [] };
+    calls.push(rec);
+    turnRec.calls.push(rec);
+    var row = add(box, el("div", "row"));
+    add(row, el("span", "badge s-" + c.status, c.status));
+    add(row, el("span", "tool", (c.depth > 0 ? "↳ " : "") + c.tool));
+    add(row, el("span", "sum mono", summarize(c.repaired || c.args, 160)));
+    var flags = add(row, el("span", "flags"));
+    if (c.kind && c.kind !== c.status) add(flags, el("span", "flag warn", c.kind));
+    if (c.verdict && c.verdict.decision !== "allow") add(flags, el("span", "flag warn", "guard: " + c.verdict.decision));
+    if (c.asked) add(flags, el("span", "flag", c.approval ? (c.approval.approved ? "approved" : "refused") : "asked"));
+    if (c.hooks) add(flags, el("span", "flag", plural(c.hooks.length, "hook")));
+    if (c.truncated) add(flags, el("span", "flag warn", "truncated"));
+    if (c.diff) add(flags, el("span", "flag", "diff"));
+    if (c.runs) add(flags, el("span", "flag", "sub-agent"));
+    add(row, el("span", "dur", dur(c.dur)));
+    var detail = null;
+    row.tabIndex = 0;
+    row.setAttribute("role", "button");
+    row.setAttribute("aria-expanded", "false");
+    function toggle() {
+      if (!detail) { detail = details(c); box.insertBefore(detail, row.nextSibling); }
+      else detail.classList.toggle("gone");
+      var open = !detail.classList.contains("gone");
+      box.classList.toggle("open", open);
+      row.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    row.addEventListener("click", toggle);
+    row.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
+    });
+    if (c.runs) {
+      var kids = add(box, el("div", "children"));
+      var before = calls.length;
+      c.runs.forEach(function (r) { childRun(r, kids, turnRec); });
+      for (var i = before; i < calls.length; i++) rec.kids.push(calls[i]);
+    }
+    return box;
+  }
+
+  // childRun shows a sub-agent's run under the call that started it; its
+  // calls filter with the page's.
+  function childRun(r, parent, turnRec) {
+    add(parent, el("div", "child-head", "↳ sub-agent run " + r.id + " · " + dur(r.dur) + " · " + plural(r.turns.length, "turn") +
+      (r.acct ? " · " + usage(r.acct.usage) : "")));
+    (r.notes || []).forEach(function (nt) { noteEl(parent, nt); });
+    r.turns.forEach(function (t) {
+      if (t.text) add(parent, el("div", "text dim", "turn " + t.n + ": " + summarize(t.text, 200)));
+      (t.notes || []).forEach(function (nt) { noteEl(parent, nt); });
+      t.calls.forEach(function (c) { callEl(c, parent, turnRec); });
+    });
+  }
+
+  // details builds a call's full view when it is first opened.
+  function details(c) {
+    var d = el("div", "detail");
+    var kv = add(d, el("table", "kv"));
+    function row(k, v) { var tr = add(kv, el("tr")); add(tr, el("td", null, k)); add(tr, el("td", "mono", v)); }
+    row("call", c.id);
+    if (c.source) row("source", c.source);
+    row("status", c.status + (c.kind && c.kind !== c.status ? " (" + c.kind + ")" : ""));
+    row("duration", dur(c.dur));
+    if (c.bytes) row("result size", num(c.bytes) + " bytes" + (c.truncated ? ", truncated by the loop" : ""));
+    if (c.cleared) row("cleared", "a context manager later replaced this result with a stub");
+    if (c.synthesized) row("synthesized", "the call did not run; a turn processor answered it");
+    if (c.modified) row("arguments rewritten by", c.modified.join(", "));
+    if (c.progress) row("progress reports", String(c.progress));
+    if (c.partial) row("partial outputs", String(c.partial));
+    block(d, "Arguments", c.args);
+    if (c.repaired) block(d, "Arguments repaired: " + (c.repairs || []).join("; "), c.repaired);
+    if (c.verdict) {
+      add(d, el("h4", null, "Guard verdict"));
+      add(d, el("div", null, c.verdict.decision + (c.verdict.rule ? " by rule " + c.verdict.rule : "") +
+        (c.verdict.reason ? ": " + c.verdict.reason.s : "")));
+      block(d, "Rewritten arguments", c.verdict.arguments);
+    }
+    if (c.asked || c.approval) {
+      add(d, el("h4", null, "Approval"));
+      add(d, el("div", null, c.approval ? (c.approval.approved ? "approved" : "refused") +
+        (c.approval.reason ? ": " + c.approval.reason : "") : "asked; no answer in the log"));
+    }
+    if (c.hooks) {
+      add(d, el("h4", null, "Hook effects"));
+      c.hooks.forEach(function (h) {
+        add(d, el("div", "mono", h.hook + "[" + h.index + "] " + h.effect + (h.detail ? ": " + h.detail : "")));
+      });
+    }
+    if (c.message) block(d, "Error" + (c.kind ? " (" + c.kind + ")" : ""), c.message, "err");
+    if (c.result) {
+      block(d, "Result" + (c.truncated ? " (truncated by the loop: " + num(c.bytes) + " bytes before)" : ""), c.result);
+    } else if (c.status === "ok") {
+      add(d, el("div", "dim", "empty result"));
+    }
+    if (c.diff) {
+      c.diff.forEach(function (f) {
+        add(d, el("h4", null, "Diff: " + f.path + (f.note ? " (" + f.note + ")" : "")));
+        var pre = add(d, el("pre", "diff"));
+        f.lines.forEach(function (l) {
+          var k = l.charAt(0), cls = { "+": "a", "-": "d", "@": "at", "h": "h", "…": "h" }[k] || "";
+          add(pre, el("div", cls, k === "@" || k === "h" || k === "…" ? l.slice(1) : l));
+        });
+      });
+    }
+    if (c.extra) block(d, "Extra", c.extra);
+    if (c.stack) block(d, "Stack", c.stack);
+    return d;
+  }
+
+  // --- filtering --------------------------------------------------------------
+  function searchText(c) {
+    if (c.search === null) {
+      var d = c.d, parts = [d.tool, d.id, d.status, d.kind, str(d.args), str(d.repaired), str(d.result), str(d.message)];
+      if (d.verdict) parts.push(d.verdict.decision, d.verdict.rule, str(d.verdict.reason));
+      (d.hooks || []).forEach(function (h) { parts.push(h.hook, h.effect, h.detail); });
+      c.search = parts.join("\n").toLowerCase();
+    }
+    return c.search;
+  }
+  function matches(c) {
+    if (state.tool && c.d.tool !== state.tool) return false;
+    if (anyStatus() && !state.status[c.d.status]) return false;
+    return !state.q || searchText(c).indexOf(state.q) >= 0;
+  }
+  function anyStatus() { for (var k in state.status) if (state.status[k]) return true; return false; }
+
+  // apply shows the calls that match the search and filters, the turns
+  // that hold them open, and hides the rest.
+  function apply() {
+    var active = !!(state.q || state.tool || anyStatus());
+    var shown = 0;
+    // A call is on when it matches; a call that does not match stays as a
+    // container (row hidden) if one of its sub-agent's calls matches.
+    for (var i = calls.length - 1; i >= 0; i--) {
+      var c = calls[i];
+      c.on = !active || matches(c);
+      var kid = false;
+      for (var j = 0; j < c.kids.length; j++) if (c.kids[j].on || c.kids[j].inner) { kid = true; break; }
+      c.inner = kid;
+      c.el.classList.toggle("off", !c.on);
+      c.el.classList.toggle("gone", !c.on && !kid);
+      if (c.on) shown++;
+    }
+    turns.forEach(function (t) {
+      var any = t.calls.some(function (c) { return c.on; });
+      var textHit = !!state.q && !state.tool && !anyStatus() && t.text.indexOf(state.q) >= 0;
+      t.el.classList.toggle("gone", active && !any && !textHit);
+      t.el.open = active ? (any || textHit) : t.defaultOpen;
+    });
+    document.getElementById("shown").textContent = active ? "showing " + shown + " of " + plural(calls.length, "call") : plural(calls.length, "call");
+    document.body.dataset.shown = String(shown);
+  }
+
+  function controls() {
+    var q = document.getElementById("search");
+    q.addEventListener("input", function () { state.q = q.value.trim().toLowerCase(); apply(); });
+    var sel = document.getElementById("tool");
+    sel.addEventListener("change", function () { state.tool = sel.value; apply(); });
+    document.getElementById("expand").addEventListener("click", function () { turns.forEach(function (t) { if (!t.el.classList.contains("gone")) t.el.open = true; }); });
+    document.getElementById("collapse").addEventListener("click", function () { turns.forEach(function (t) { t.el.open = false; }); });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "/" && document.activeElement !== q) { e.preventDefault(); q.focus(); }
+    });
+  }
+
+  function render() {
+    var started = performance.now();
+    var main = document.getElementById("timeline");
+    main.textContent = "";
+    D.runs.forEach(function (r) { runEl(r, main, 0); });
+    header();
+    controls();
+    apply();
+    window.toolloopView = { calls: calls.length, turns: turns.length, started: started, ready: performance.now(), apply: apply, state: state };
+    document.body.dataset.ready = "1";
+  }
+  // start renders the page; a failure is marked on the body (and still
+  // thrown, to the console), so that a test waiting for the page sees it.
+  function start() {
+    try { render(); } catch (e) { document.body.dataset.error = String(e); throw e; }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
