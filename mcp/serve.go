@@ -454,7 +454,14 @@ func sdkTool(sp *toolloop.ToolSpec) (*sdk.Tool, error) {
 		}
 	}
 	t := &sdk.Tool{Name: sp.Name, Title: sp.Annotations.Title, Description: sp.Description, InputSchema: schema}
-	// TODO(issue 15): carry sp.OutputSchema once ToolSpec has one.
+	if len(sp.OutputSchema) > 0 && string(sp.OutputSchema) != "null" {
+		// Declared as the tool declares it: the client checks the
+		// structured content against it, as the spec asks.
+		if !json.Valid(sp.OutputSchema) {
+			return nil, errors.New("output schema is not JSON")
+		}
+		t.OutputSchema = sp.OutputSchema
+	}
 	a := sp.Annotations
 	switch {
 	case a.ReadOnly || a.Destructive || a.Idempotent || a.OpenWorld:

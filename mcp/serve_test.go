@@ -538,3 +538,43 @@ func TestServeClose(t *testing.T) {
 	_, err = mcp.NewServer(&toolloop.AgentLoop{}, nil)
 	assert.Error(t, err, "a loop without tools cannot be served")
 }
+
+// outputTool declares an output schema beside a tool's own spec.
+type outputTool struct {
+	toolloop.Tool
+	schema json.RawMessage
+}
+
+func (o outputTool) Spec() toolloop.ToolSpec {
+	sp := o.Tool.Spec()
+	sp.OutputSchema = o.schema
+	return sp
+}
+
+func TestServeDeclaresOutputSchemas(t *testing.T) {
+	f := newServeFixture()
+	schema := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"]}`)
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	f.loop.Tools.MustRegister(outputTool{toolloop.NewTool("typed_add", "Adds two integers.", func(_ context.Context, in addIn) (any, error) {
+		return map[string]int{"sum": in.A + in.B}, nil
+	}), schema})
+	srv := newServe(t, f, nil)
+	cs := connectMemory(t, srv, nil, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+
+	res, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	i := slices.IndexFunc(res.Tools, func(tl *sdk.Tool) bool { return tl.Name == "typed_add" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.JSONEq(t, string(schema), string(mustJSON(t, res.Tools[i].OutputSchema)))
+	j := slices.IndexFunc(res.Tools, func(tl *sdk.Tool) bool { return tl.Name == "add" })
+	require.GreaterOrEqual(t, j, 0)
+	assert.Nil(t, res.Tools[j].OutputSchema, "a tool without one declares none")
+
+	got, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "typed_add", Arguments: map[string]any{"a": 2, "b": 40}})
+	require.NoError(t, err)
+	require.False(t, got.IsError, resultText(got))
+	assert.Equal(t, map[string]any{"sum": 42.0}, got.StructuredContent)
+}
