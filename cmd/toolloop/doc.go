@@ -1,0 +1,2 @@
+// Command toolloop is placeholder
+package main
