@@ -93,12 +93,12 @@ type terminal struct {
 	out    io.Writer
 	getenv func(string) string
 	// editorIO is what an editor runs with.
-	editorIn       io.Reader
-	editorOut      io.Writer
-	reg            *toolloop.ToolRegistry
-	yes            bool // approve every ask without asking
-	dmu            sync.Mutex
-	decided        map[string]toolloop.Approval
+	editorIn  io.Reader
+	editorOut io.Writer
+	reg       *toolloop.ToolRegistry
+	yes       bool // approve every ask without asking
+	dmu       sync.Mutex
+	decided   map[string]toolloop.Approval
 }
 
 // termGuard is the loop's guard at a terminal: its inner guard decides,
