@@ -14,12 +14,14 @@ replace (
 
 require (
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
+	github.com/stretchr/testify v1.12.1
 	github.com/toolloop/toolloop v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/builtin v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/mcp v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/anthropic v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/gemini v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/openai v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 	golang.org/x/term v0.47.0
 )
 
@@ -68,6 +70,7 @@ require (
 	go.opentelemetry.io/otel v1.33.0 // indirect
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
