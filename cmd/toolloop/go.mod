@@ -13,6 +13,7 @@ replace (
 )
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
 	github.com/stretchr/testify v1.12.1
 	github.com/toolloop/toolloop v0.0.0-00010101000000-000000000000
