@@ -32,14 +32,13 @@ type runFlags struct {
 // session is a conversation in the terminal: the loop, its tools, its log
 // and its questioner.
 type session struct {
-	e       *env
-	loop    *toolloop.AgentLoop
-	tools   *tools
-	log     *runLog
-	in      *lineReader
-	print   func(toolloop.Event)
-	red     *sanitize.Redactor
-	logHint string
+	e     *env
+	loop  *toolloop.AgentLoop
+	tools *tools
+	log   *runLog
+	in    *lineReader
+	print func(toolloop.Event)
+	red   *sanitize.Redactor
 }
 
 func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appendLog bool) (*session, error) {
@@ -293,8 +292,8 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 		return usagef("which log? toolloop resume LOG")
 	}
 	path, prompt := pos[0], strings.Join(pos[1:], " ")
-	rp, err := readLog(e, path)
-	if err != nil {
+	// Report a missing or bad log before anything else.
+	if _, err := readLog(e, path); err != nil {
 		return err
 	}
 	// Lock the log before deciding anything from it, and read it again:
@@ -304,7 +303,8 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if rp, err = readLog(quiet(e), path); err != nil {
+	rp, err := readLog(quiet(e), path)
+	if err != nil {
 		unlock()
 		return err
 	}
