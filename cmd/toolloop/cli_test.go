@@ -90,6 +90,7 @@ func TestPickModel(t *testing.T) {
 		{"gemini from google key", modelFlags{}, map[string]string{"GOOGLE_API_KEY": key}, "gemini gemini"},
 		{"model flag", modelFlags{provider: "openai", model: "o4"}, map[string]string{"OPENAI_API_KEY": key}, "openai o4"},
 		{"compatible", modelFlags{baseURL: "http://127.0.0.1:1/v1", model: "llama"}, nil, "openai-compatible llama at"},
+		{"compatible hides a password", modelFlags{baseURL: "http://me:hunter2-secret@127.0.0.1:1/v1", model: "llama"}, nil, "openai-compatible llama at http://me:xxxxx@"},
 		{"compatible without model", modelFlags{baseURL: "http://127.0.0.1:1/v1"}, nil, ""},
 		{"gemini without key", modelFlags{provider: "gemini"}, nil, ""},
 		{"nothing", modelFlags{}, nil, ""},
@@ -106,6 +107,7 @@ func TestPickModel(t *testing.T) {
 			assert.NotNil(t, m)
 			assert.True(t, strings.HasPrefix(name, tc.want), name)
 			assert.NotContains(t, name, key, "a key is never shown")
+			assert.NotContains(t, name, "hunter2-secret")
 		})
 	}
 }
@@ -289,6 +291,15 @@ func TestToolsBadInput(t *testing.T) {
 	}
 	te := newTestEnv(t, "")
 	assert.Equal(t, exitUsage, te.run(t, "tools", "-mcp", filepath.Join(t.TempDir(), "none.json")))
+
+	// A server that does not start is reported and left out; the rest
+	// are listed.
+	te = newTestEnv(t, "")
+	p := writeFile(t, t.TempDir(), "mcp.json", `{"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}}}`)
+	assert.Equal(t, exitOK, te.run(t, "tools", "-mcp", p))
+	assert.Contains(t, te.errOut.String(), "some MCP servers are left out")
+	assert.Contains(t, te.out.String(), "read_file")
+
 	te = newTestEnv(t, "")
 	assert.Equal(t, exitUsage, te.run(t, "tools", "-C", filepath.Join(t.TempDir(), "none")))
 	assert.Contains(t, te.errOut.String(), "is not a directory")

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"iter"
+	"net/url"
 	"os"
 	"strings"
 
@@ -90,7 +91,7 @@ func pickModel(m modelFlags, getenv func(string) string) (toolloop.Model, string
 		// Local servers often want no key; the SDK would read
 		// OPENAI_API_KEY, and send it to whatever URL was given.
 		key := orDefault(getenv("OPENAI_COMPATIBLE_API_KEY"), "none")
-		return openai.New(openai.Config{Model: m.model, APIKey: key, BaseURL: m.baseURL}), "openai-compatible " + m.model + " at " + m.baseURL, nil
+		return openai.New(openai.Config{Model: m.model, APIKey: key, BaseURL: m.baseURL}), "openai-compatible " + m.model + " at " + redactURL(m.baseURL), nil
 	case "anthropic":
 		key, err := needKey("ANTHROPIC_API_KEY")
 		if err != nil {
@@ -105,6 +106,15 @@ func pickModel(m modelFlags, getenv func(string) string) (toolloop.Model, string
 		return gemini.New(gemini.Config{Model: m.model, APIKey: key}), "gemini " + orDefault(m.model, gemini.DefaultModel), nil
 	}
 	return nil, "", usagef("unknown provider %q: use openai, anthropic, gemini, openai-compatible or script", p)
+}
+
+// redactURL hides a password in a URL, which is as secret as a key.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 func orDefault(s, def string) string {
