@@ -65,3 +65,27 @@ func TestResumeCrash(t *testing.T) {
 	assert.Equal(t, exitFailed, te.run(t, "resume", "-yes", "-script", script, log, "and now?"))
 	assert.Contains(t, te.errOut.String(), "no more replies")
 }
+
+// TestResumePausedAsks: resuming a paused run at a terminal asks about
+// each pending call again; a refusal gives the call a denied result.
+func TestResumePausedAsks(t *testing.T) {
+	te := newTestEnv(t, "")
+	writeFile(t, te.dir, "a.txt", "hello\n")
+	script := writeFile(t, t.TempDir(), "s.json", script1)
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	require.Equal(t, exitPaused, te.run(t, "run", "-script", script, "-log", log, "go"))
+
+	tr := newTestEnv(t, "n\n")
+	tr.dir, tr.tty = te.dir, true
+	require.Equal(t, exitOK, tr.run(t, "resume", "-script", script, log), tr.errOut.String())
+	assert.Contains(t, tr.errOut.String(), `? write_file {"path":"b.txt"`)
+	assert.Contains(t, tr.errOut.String(), "run it? [y]es, [n]o: ", "no edit for a paused call")
+	assert.Contains(t, tr.out.String(), "All done here.")
+	assert.NoFileExists(t, filepath.Join(te.dir, "b.txt"))
+
+	rp, err := eventlog.ReadFile(log)
+	require.NoError(t, err)
+	res := looptest.Results(rp.Transcript())
+	require.NotNil(t, res["c2"].Error)
+	assert.Equal(t, toolloop.KindDenied, res["c2"].Error.Kind)
+}
