@@ -47,9 +47,10 @@
 // toolloop resume asks.
 //
 // Ctrl-C cancels the turn under way: every call gets its result (a running
-// call a canceled one), the log records them, and at the prompt the
-// conversation goes on. A second Ctrl-C during the same turn, or a Ctrl-C at
-// the prompt, quits with exit code 130.
+// call a canceled one), the log records them, and the conversation goes on
+// at the prompt (a one-shot run ends, with exit code 130). A second Ctrl-C
+// during the same turn, or a Ctrl-C at the prompt, quits with exit code 130;
+// toolloop resume continues the run either way.
 //
 // With a prompt as argument the run is one-shot; with none, at a terminal,
 // toolloop holds a conversation, reading a prompt per line until end of input
@@ -131,5 +132,6 @@
 //	2    bad usage or bad input: flags, a missing, empty or corrupt log, an
 //	     unknown provider or tool, a malformed MCP config or JSON arguments
 //	3    the run is paused for approval: decide with toolloop resume LOG
-//	130  interrupted: Ctrl-C twice during a turn, or once at the prompt
+//	130  interrupted: Ctrl-C at the prompt, twice during a turn, or once in
+//	     a one-shot run
 package main

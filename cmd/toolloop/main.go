@@ -146,7 +146,8 @@ Exit codes:
   2    bad usage or bad input: flags, a missing or corrupt log, an unknown
        provider or tool, malformed MCP config or JSON arguments
   3    the run is paused for approval: continue it with toolloop resume LOG
-  130  interrupted (Ctrl-C twice during a turn, or once at the prompt)
+  130  interrupted: Ctrl-C at the prompt, twice during a turn, or once in a
+       one-shot run
 `
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -89,3 +89,28 @@ func TestResumePausedAsks(t *testing.T) {
 	require.NotNil(t, res["c2"].Error)
 	assert.Equal(t, toolloop.KindDenied, res["c2"].Error.Kind)
 }
+
+// TestConversation: at a terminal with no prompt, each line is a prompt
+// of one conversation, logged in one log, until the input ends.
+func TestConversation(t *testing.T) {
+	te := newTestEnv(t, "go\n\nagain\n")
+	te.tty = true
+	writeFile(t, te.dir, "a.txt", "hello\n")
+	script := writeFile(t, t.TempDir(), "s.json", `[
+ {"role":"assistant","content":[{"type":"text","text":"first answer"}],"tool_calls":[{"id":"c1","name":"read_file","arguments":{"path":"a.txt"}}]},
+ {"role":"assistant","content":[{"type":"text","text":"first done"}]},
+ {"role":"assistant","content":[{"type":"text","text":"second answer"}]}]`)
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	require.Equal(t, exitOK, te.run(t, "run", "-script", script, "-log", log), te.errOut.String())
+	assert.Contains(t, te.out.String(), "first done")
+	assert.Contains(t, te.out.String(), "second answer")
+	rp, err := eventlog.ReadFile(log)
+	require.NoError(t, err)
+	var users []string
+	for _, m := range rp.Transcript() {
+		if m.Role == toolloop.RoleUser {
+			users = append(users, m.Text())
+		}
+	}
+	assert.Equal(t, []string{"go", "again"}, users)
+}
