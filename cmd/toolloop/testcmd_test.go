@@ -134,11 +134,7 @@ func TestQuickstartReplay(t *testing.T) {
 	writeFile(t, mod, "replay_test.go", "package replaycheck\n\nimport (\n\t\"testing\"\n\n\t\"github.com/toolloop/toolloop\"\n\t\"github.com/toolloop/toolloop/looptest\"\n)\n\n"+snippet)
 
 	gotest := func(changed string) (string, error) {
-		cmd := exec.Command("go", "test", "-count=1", ".")
-		cmd.Dir = mod
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "QUICKSTART_CHANGED="+changed)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
+		return goTest(mod, changed)
 	}
 	out2, err := gotest("0")
 	require.NoError(t, err, "the replay of the quickstart's own run fails:\n%s", out2)
@@ -147,4 +143,29 @@ func TestQuickstartReplay(t *testing.T) {
 	require.Error(t, err, "a changed tool must fail the replay:\n%s", out2)
 	assert.Contains(t, out2, "-want +got", "the failure is a diff")
 	assert.Contains(t, out2, "OLLBACK: `KUBECTL ROLLOUT UNDO", "the diff shows the changed output")
+
+	// With read_note stubbed, its recorded results answer: the change in
+	// its behaviour no longer matters.
+	stubbed := filepath.Join(tmp, "stubbed")
+	te = newTestEnv(t, "")
+	require.Equal(t, exitOK, te.run(t, "test", log, "-o", filepath.Join(stubbed, "testdata", "quickstart.json"), "-stub", "read_note"), te.errOut.String())
+	snippet = strings.ReplaceAll(te.out.String(), filepath.Join(stubbed, "testdata"), "testdata")
+	for _, name := range []string{"go.mod", "go.sum", "tools.go"} {
+		b, err := os.ReadFile(filepath.Join(mod, name))
+		require.NoError(t, err)
+		writeFile(t, stubbed, name, string(b))
+	}
+	writeFile(t, stubbed, "replay_test.go", "package replaycheck\n\nimport (\n\t\"context\"\n\t\"encoding/json\"\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n\n"+
+		"\t\"github.com/toolloop/toolloop\"\n\t\"github.com/toolloop/toolloop/looptest\"\n)\n\n"+snippet)
+	out2, err = goTest(stubbed, "1")
+	require.NoError(t, err, "the stubbed replay fails:\n%s", out2)
+}
+
+// goTest runs go test in a module of its own, offline.
+func goTest(dir, changed string) (string, error) {
+	cmd := exec.Command("go", "test", "-count=1", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "QUICKSTART_CHANGED="+changed)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
