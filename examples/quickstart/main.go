@@ -5,10 +5,19 @@
 // (sink.FormatTranscript).
 //
 //	go run ./examples/quickstart
+//
+// With -log FILE it also records the run in an event log (eventlog), which
+// toolloop view shows as a page and toolloop test turns into a regression
+// test:
+//
+//	go run ./examples/quickstart -log quickstart.jsonl
+//	toolloop test quickstart.jsonl -o testdata/quickstart.json
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/eventlog"
 	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/sink"
 )
@@ -87,19 +97,29 @@ func script() toolloop.Model {
 }
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	logPath := flag.String("log", "", "record the run's events in this event log (JSON Lines)")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, *logPath); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer) error {
+func run(ctx context.Context, out io.Writer, logPath string) (err error) {
 	loop := &toolloop.AgentLoop{
 		Model: script(),
 		Tools: tools(),
 		// The run as it happens: the model's text, and one line per call
 		// when it completes, with its status and the start of its result.
 		OnEvent: sink.NewPrinter(out, nil),
+	}
+	if logPath != "" {
+		w, err := eventlog.Create(logPath, eventlog.Options{})
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, w.Close()) }()
+		loop.OnEvent = toolloop.MultiSink(loop.OnEvent, w.Record)
 	}
 	fmt.Fprintln(out, "== run")
 	res, err := loop.Run(ctx, []toolloop.Message{

@@ -2,7 +2,13 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"io/fs"
+	"path/filepath"
 	"testing"
+
+	"github.com/toolloop/toolloop/eventlog"
+	"github.com/toolloop/toolloop/looptest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // as failed, never as started.
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, run(t.Context(), &out))
+	require.NoError(t, run(t.Context(), &out, ""))
 	got := out.String()
 	for _, want := range []string{
 		"  ✓ search_notes query=deploy → {\"notes\":[1,2],\"query\":\"deploy\"}\n",
@@ -32,4 +38,26 @@ func TestRun(t *testing.T) {
 	}
 	assert.Equal(t, 1, bytes.Count(out.Bytes(), []byte("read_note id=\"2\" → invalid_args")), "one line for the rejected call")
 	assert.NotContains(t, got, "tool.execution_start")
+}
+
+// TestRunLog records the run with -log: the log replays to the transcript
+// the run printed, every call answered.
+func TestRunLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	require.NoError(t, run(t.Context(), io.Discard, path))
+	rp, err := eventlog.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, rp.Ended)
+	assert.False(t, rp.Torn)
+	msgs := rp.Transcript()
+	require.NoError(t, looptest.Validate(msgs))
+	assert.Len(t, rp.Completed, 4)
+	assert.Equal(t, "To roll back, run `kubectl rollout undo deploy/api` and tell #ops first (runbook note 2).", msgs[len(msgs)-1].Text())
+}
+
+// TestRunLogBadPath: a log that cannot be created fails the run before it
+// starts.
+func TestRunLogBadPath(t *testing.T) {
+	err := run(t.Context(), io.Discard, filepath.Join(t.TempDir(), "missing", "dir", "run.jsonl"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
 }

@@ -1,0 +1,137 @@
+// Command toolloop runs toolloop's agent loop from the terminal: an agent
+// on the workspace tools and any MCP servers, the tools such a config
+// really exposes, one call through the whole pipeline, a recorded run
+// turned into a regression test, and a recorded run shown as a page.
+//
+// Install it with
+//
+//	go install github.com/toolloop/toolloop/cmd/toolloop@latest
+//
+// # toolloop run [flags] [prompt]
+//
+// Runs an agent in the terminal on the workspace tools (package builtin:
+// read, write, edit and patch files, list, search, run shell commands, fetch
+// pages), confined to the current directory or -C DIR, plus the tools of
+// the servers of an "mcpServers" file given with -mcp FILE.
+//
+// The model is chosen by -provider (openai, anthropic, gemini,
+// openai-compatible with -base-url and -model, or script), or else by the
+// environment: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or
+// GOOGLE_API_KEY; -model names the model. With no key, -script FILE plays a
+// looptest transcript (a JSON array of messages, as looptest.Load reads and
+// toolloop test writes) as the model, offline: the reply to each request is
+// the transcript's assistant message after as many as the request holds, so
+// one file scripts a whole conversation and a resumed run picks up where it
+// stopped. With neither, toolloop says what to set. For an
+// OpenAI-compatible server, the key is OPENAI_COMPATIBLE_API_KEY if set
+// (OPENAI_API_KEY is never sent to a URL you give).
+//
+// The model's text streams as it comes, and each call prints one line with
+// its tool, its arguments and its outcome (-v prints every event). The guard
+// is the builtin's command policy (its denylist for exec_shell) and a rule
+// that asks about every tool annotated destructive or judgment-required,
+// whatever its source. At a terminal the question is
+//
+//	? write_file {"path":"b.txt","content":"new\n"}
+//	  the tool may change files or run commands
+//	  run it? [y]es, [n]o, [e]dit the arguments:
+//
+// e opens the arguments in $VISUAL or $EDITOR (or, with neither set, reads
+// replacement JSON on one line), checks that they are a JSON object the
+// tool's schema accepts, and asks again about the edited call. The answer
+// reaches the loop through its Approver, so the log records the request and
+// the answer; edited arguments reach it as the guard's rewrite, so the loop
+// validates them again, the result records the change and the model is told
+// the call ran with them. -yes approves every ask. Without a terminal and
+// without -yes, a call that needs approval pauses the run (exit 3), and
+// toolloop resume asks.
+//
+// Ctrl-C cancels the turn under way: every call gets its result (a running
+// call a canceled one), the log records them, and the conversation goes on
+// at the prompt (a one-shot run ends, with exit code 130). A second Ctrl-C
+// during the same turn, or a Ctrl-C at the prompt, quits with exit code 130;
+// toolloop resume continues the run either way.
+//
+// With a prompt as argument the run is one-shot; with none, at a terminal,
+// toolloop holds a conversation, reading a prompt per line until end of input
+// (Ctrl-D); with none and stdin not a terminal, stdin is the prompt.
+//
+// Every run is recorded in an event log (package eventlog): -log FILE, by
+// default .toolloop/runs/RUN_ID.jsonl in the workspace, readable by its owner
+// only. While a toolloop writes a log it holds a lock on it, so no other
+// toolloop resumes the same run meanwhile. API keys are never printed, and
+// their values (and the secret shapes sanitize.DefaultRules knows) are
+// redacted from the log, the screen and tool output before the model sees it;
+// shell commands do not get the process's environment (see
+// builtin.ShellOptions).
+//
+// # toolloop resume [flags] LOG [follow-up prompt]
+//
+// Continues the run recorded in LOG exactly once, appending to the log: a run
+// that crashed or was killed (its transcript is replayed from the log; a call
+// that was running gets a canceled result and is not run again, a call with a
+// logged result is never run again), a turn cancelled with Ctrl-C, or a run
+// paused for approval (each pending call is asked about again, y or n; -yes
+// approves them all). A run that ended is not resumed; with a follow-up prompt
+// the conversation goes on with it. A torn last line (a process killed while
+// writing) is reported and skipped; a corrupt line elsewhere is an error. It
+// takes the flags of run that choose the model and the tools.
+//
+// # toolloop tools [-C DIR] [-mcp FILE] [-json]
+//
+// Lists every tool the registry would expose to the model, sorted by name:
+// its source (builtin/workspace, mcp/SERVER, ...), its annotations and its
+// input schema. A server that fails to start is reported on stderr and left
+// out. -json prints a stable shape for scripts:
+//
+//	{"tools": [{"name": "read_file", "description": "...", "source": "builtin",
+//	  "source_name": "workspace", "annotations": {"read_only": true, "idempotent": true},
+//	  "input_schema": {"type": "object", ...}, "exclusive": false}]}
+//
+// source is the kind of source (local, builtin, plugin, mcp) and source_name
+// its name; annotations holds only the flags that are set (title, read_only,
+// destructive, idempotent, open_world, judgment_required). Fields may be
+// added; none will be removed or change meaning.
+//
+// # toolloop call [-C DIR] [-mcp FILE] [-yes] [-json] NAME [ARGS]
+//
+// Runs one call through the whole pipeline (AgentLoop.RunCall: validation,
+// the guard above, approval at the terminal, hooks, truncation), printing
+// every event on stderr and the result on stdout (-json: the
+// toolloop.ToolResult). ARGS is a JSON object; it defaults to {}. A call
+// that fails exits 1.
+//
+// # toolloop test LOG -o testdata/NAME.json [-stub TOOL,...]
+//
+// Turns a recorded run into a looptest transcript: the file looptest.Load
+// reads and looptest.AssertGolden writes, so that looptest.Replay plays the
+// model's turns back offline against the current tools and
+// looptest.AssertTranscript fails with a diff when a tool behaves
+// differently. It prints a Go test that does that, to paste into a _test.go
+// file of the package that builds the tools (replace myTools() with its
+// registry). The log must hold a whole run that ended with the model's
+// answer (resume one that did not).
+//
+// -stub names tools whose outputs should not be compared, because they vary
+// from run to run (time, network, randomness): their recorded results are
+// written to testdata/NAME.stubs.json, {"TOOL": {"CALL_ID": RESULT}}, and the
+// printed test installs a toolloop.Middleware (replayStubs) that answers
+// those calls with them instead of running the tools. Every other stage of
+// the pipeline still runs.
+//
+// # toolloop view LOG [-o run.html | -serve 127.0.0.1:PORT]
+//
+// Writes a self-contained HTML page of the run (default: LOG with .html), or
+// serves it on a loopback address, rendered afresh on each request, until
+// Ctrl-C.
+//
+// # Exit codes
+//
+//	0    success
+//	1    the run, the call or the command failed
+//	2    bad usage or bad input: flags, a missing, empty or corrupt log, an
+//	     unknown provider or tool, a malformed MCP config or JSON arguments
+//	3    the run is paused for approval: decide with toolloop resume LOG
+//	130  interrupted: Ctrl-C at the prompt, twice during a turn, or once in
+//	     a one-shot run
+package main

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// Exit codes of the command (see the package doc).
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitPaused      = 3
+	exitInterrupted = 130
+)
+
+// usageError is a mistake in the command line or its input files: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errPaused reports a run that stopped to wait for approvals: exit 3.
+var errPaused = errors.New("the run is paused for approval")
+
+// errInterrupted reports a run the user interrupted: exit 130.
+var errInterrupted = errors.New("interrupted")
+
+// env is the command's world, passed in so that tests can run it.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// tty reports that stdin is a terminal: run holds a conversation and
+	// approvals are asked there.
+	tty bool
+	// interrupts delivers Ctrl-C; nil means none ever comes.
+	interrupts <-chan os.Signal
+	// dir is the working directory, for default paths.
+	dir string
+}
+
+func main() {
+	ints := make(chan os.Signal, 2)
+	signal.Notify(ints, os.Interrupt)
+	wd, _ := os.Getwd()
+	e := &env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+		tty: term.IsTerminal(int(os.Stdin.Fd())), interrupts: ints, dir: wd,
+	}
+	os.Exit(run(context.Background(), e, os.Args[1:]))
+}
+
+// run is the whole command: it dispatches to the subcommand and turns its
+// error into an exit code, printing the error.
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, helpText)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "run":
+		err = cmdRun(ctx, e, rest)
+	case "resume":
+		err = cmdResume(ctx, e, rest)
+	case "tools":
+		err = cmdTools(ctx, e, rest)
+	case "call":
+		err = cmdCall(ctx, e, rest)
+	case "test":
+		err = cmdTest(ctx, e, rest)
+	case "view":
+		err = cmdView(ctx, e, rest)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(e.stdout, helpText)
+		return exitOK
+	default:
+		fmt.Fprintf(e.stderr, "toolloop: unknown command %q\n\n%s", cmd, helpText)
+		return exitUsage
+	}
+	return exitCode(e, cmd, err)
+}
+
+// exitCode prints err, if any, and maps it to the documented exit code.
+func exitCode(e *env, cmd string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	switch {
+	case errors.Is(err, errHelp):
+		return exitOK
+	case errors.Is(err, errFlag):
+		return exitUsage // the flag package has printed the problem and the usage
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "toolloop %s: %v\n", cmd, err)
+		return exitUsage
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintf(e.stderr, "toolloop %s: interrupted\n", cmd)
+		return exitInterrupted
+	case errors.Is(err, errPaused):
+		fmt.Fprintf(e.stderr, "toolloop %s: %v\n", cmd, err)
+		return exitPaused
+	}
+	fmt.Fprintf(e.stderr, "toolloop %s: %v\n", cmd, err)
+	return exitFailed
+}
+
+const helpText = `toolloop runs an agent's tool-call loop from the terminal.
+
+Usage:
+
+  toolloop run [flags] [prompt]        run an agent on the workspace tools
+  toolloop resume [flags] LOG          continue a crashed, interrupted or paused run
+  toolloop tools [-mcp FILE] [-json]   list every tool the agent would have
+  toolloop call [flags] NAME ARGS      run one tool call through the pipeline
+  toolloop test [-stub T,...] -o FILE LOG
+                                       turn a recorded run into a looptest transcript
+  toolloop view [-o FILE | -serve ADDR] LOG
+                                       show a recorded run as an HTML page
+  toolloop help                        this text
+
+Run "toolloop COMMAND -h" for a command's flags.
+
+Providers (run, resume): -provider openai, anthropic, gemini or
+openai-compatible (with -base-url), or from the environment: OPENAI_API_KEY,
+ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY. -model picks the model.
+With no key, -script FILE plays a looptest transcript as the model.
+
+Exit codes:
+
+  0    success
+  1    the run, call or command failed
+  2    bad usage or bad input: flags, a missing or corrupt log, an unknown
+       provider or tool, malformed MCP config or JSON arguments
+  3    the run is paused for approval: continue it with toolloop resume LOG
+  130  interrupted: Ctrl-C at the prompt, twice during a turn, or once in a
+       one-shot run
+`
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

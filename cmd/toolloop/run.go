@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/eventlog"
+	"github.com/toolloop/toolloop/sanitize"
+	"github.com/toolloop/toolloop/sink"
+)
+
+// defaultSystem is the system prompt of toolloop run.
+const defaultSystem = "You are a coding agent working in the user's workspace through the tools you are given. " +
+	"Read before you change anything, keep changes small, and say what you did."
+
+// runFlags are the flags of run and resume.
+type runFlags struct {
+	modelFlags
+	toolFlags
+	log     string
+	yes     bool
+	system  string
+	verbose bool
+}
+
+// session is a conversation in the terminal: the loop, its tools, its log
+// and its questioner.
+type session struct {
+	e     *env
+	loop  *toolloop.AgentLoop
+	tools *tools
+	log   *runLog
+	in    *lineReader
+	print func(toolloop.Event)
+	red   *sanitize.Redactor
+}
+
+func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appendLog bool) (*session, error) {
+	model, name, err := pickModel(f.modelFlags, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	t, err := openTools(ctx, e, f.toolFlags)
+	if err != nil {
+		return nil, err
+	}
+	red := redactor(e.getenv)
+	s := &session{e: e, tools: t, red: red, in: newLineReader(e.stdin)}
+	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), ".toolloop", "runs"), append: appendLog, red: red}
+	var term *terminal
+	if e.tty || f.yes {
+		term = newTerminal(e, s.in, t.reg, f.yes)
+	}
+	s.loop = loopFor(model, t, term, red, s.log.record)
+	if err := s.loop.Validate(); err != nil {
+		s.close()
+		return nil, err
+	}
+	s.print = sink.NewPrinter(e.stdout, &sink.PrinterOptions{Verbose: f.verbose})
+	fmt.Fprintf(e.stderr, "toolloop: model %s; %d tools\n", name, len(t.reg.Specs(ctx)))
+	return s, nil
+}
+
+func (s *session) close() error {
+	s.in.close()
+	s.tools.close()
+	if s.log == nil {
+		return nil
+	}
+	return s.log.close()
+}
+
+// turn runs one turn of the conversation (a run, or a paused run's
+// resumption) with streaming output. Ctrl-C cancels it: the run ends with
+// every call answered, and the error is errInterrupted. A second Ctrl-C
+// ends the process (exit 130) after flushing the log.
+func (s *session) turn(ctx context.Context, start func(context.Context) *toolloop.Stream) (*toolloop.RunResult, error) {
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		n := 0
+		for {
+			select {
+			case <-s.e.interrupts:
+				n++
+				if n == 1 {
+					fmt.Fprintln(s.e.stderr, "\n^C cancelling the turn: every call gets its result (Ctrl-C again to quit)")
+					cancel(errInterrupted)
+					continue
+				}
+				fmt.Fprintln(s.e.stderr, "\n^C quitting")
+				s.log.close()
+				exitNow(exitInterrupted)
+				return
+			case <-stop:
+				return
+			}
+		}
+	}()
+	st := start(tctx)
+	for ev := range st.Events() {
+		s.print(s.red.RedactEvent(ev))
+	}
+	res, err := st.Result()
+	close(stop)
+	<-done
+	if err != nil && errors.Is(context.Cause(tctx), errInterrupted) && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", errInterrupted, err)
+	}
+	return res, err
+}
+
+// exitNow ends the process; tests replace it.
+var exitNow = os.Exit
+
+// converse runs the first turn, then, at a terminal with no prompt given,
+// reads follow-up prompts until end of input.
+func (s *session) converse(ctx context.Context, first func(context.Context) *toolloop.Stream, repl bool) error {
+	res, err := s.turn(ctx, first)
+	if !repl {
+		return s.after(res, err)
+	}
+	msgs := []toolloop.Message(nil)
+	if res != nil {
+		msgs = res.Messages
+	}
+	if err := s.after(res, err); err != nil && !errors.Is(err, errInterrupted) {
+		if errors.Is(err, errPaused) {
+			return err
+		}
+		fmt.Fprintf(s.e.stderr, "toolloop: %v\n", err)
+	}
+	for {
+		fmt.Fprint(s.e.stdout, "\n> ")
+		line, err := s.in.readLine(ctx, s.e.interrupts)
+		if err != nil {
+			fmt.Fprintln(s.e.stdout)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		msgs = append(msgs, toolloop.UserMessage(line))
+		in := msgs
+		res, err := s.turn(ctx, func(c context.Context) *toolloop.Stream { return s.loop.RunStream(c, in) })
+		if res != nil {
+			msgs = res.Messages
+		}
+		if err := s.after(res, err); err != nil && !errors.Is(err, errInterrupted) {
+			if errors.Is(err, errPaused) {
+				return err
+			}
+			fmt.Fprintf(s.e.stderr, "toolloop: %v\n", err)
+		}
+	}
+}
+
+// after reports how a turn ended.
+func (s *session) after(res *toolloop.RunResult, err error) error {
+	fmt.Fprintln(s.e.stdout)
+	path := s.log.Path()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintf(s.e.stderr, "toolloop: the turn was cancelled; every call has its result in %s (continue it with: toolloop resume %s)\n", path, path)
+		return errInterrupted
+	case errors.Is(err, toolloop.ErrPaused):
+		fmt.Fprintf(s.e.stderr, "toolloop: %d call(s) wait for approval:\n", len(res.Paused.Pending))
+		for _, p := range res.Paused.Pending {
+			fmt.Fprintf(s.e.stderr, "  %s %s (%s)\n", p.Name, clean(string(p.Arguments)), clean(p.Reason))
+		}
+		return fmt.Errorf("%w: decide with: toolloop resume %s", errPaused, path)
+	}
+	return err
+}
+
+// cmdRun is toolloop run.
+func cmdRun(ctx context.Context, e *env, args []string) error {
+	var f runFlags
+	fs := newFlagSet(e, "run", "[flags] [prompt]")
+	f.modelFlags.register(fs)
+	f.toolFlags.register(fs)
+	fs.StringVar(&f.log, "log", "", "the event log to write; empty: .toolloop/runs/RUN_ID.jsonl in the workspace")
+	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, without asking")
+	fs.StringVar(&f.system, "system", defaultSystem, "the system prompt")
+	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	prompt := strings.Join(pos, " ")
+	repl := prompt == "" && e.tty
+	if prompt == "" && !e.tty {
+		b, err := io.ReadAll(io.LimitReader(e.stdin, 1<<20))
+		if err != nil {
+			return err
+		}
+		if prompt = strings.TrimSpace(string(b)); prompt == "" {
+			return usagef("no prompt: give one as an argument or on stdin")
+		}
+	}
+	s, err := openSession(ctx, e, &f, f.log, false)
+	if err != nil {
+		return err
+	}
+	if f.log != "" {
+		// A path given is opened now, so that a log in use fails the run
+		// before it starts.
+		if err := s.log.openNow(""); err != nil {
+			s.close()
+			return usagef("%v", err)
+		}
+	}
+	defer func() {
+		if path := s.log.Path(); path != "" {
+			fmt.Fprintf(e.stderr, "toolloop: the run is logged in %s\n", path)
+		}
+	}()
+	msgs := []toolloop.Message{}
+	if f.system != "" {
+		msgs = append(msgs, toolloop.SystemMessage(f.system))
+	}
+	if repl {
+		fmt.Fprint(e.stdout, "> ")
+		line, err := s.in.readLine(ctx, e.interrupts)
+		if err != nil {
+			fmt.Fprintln(e.stdout)
+			return errors.Join(ignoreEOF(err), s.close())
+		}
+		prompt = line
+	}
+	msgs = append(msgs, toolloop.UserMessage(prompt))
+	err = s.converse(ctx, func(c context.Context) *toolloop.Stream { return s.loop.RunStream(c, msgs) }, repl)
+	return errors.Join(err, s.close())
+}
+
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// readLog replays a log for resume, test and view, with clear errors: a
+// missing file, an empty log and a corrupt line are usage errors; a torn
+// last line is reported on stderr and skipped.
+func readLog(e *env, path string) (*eventlog.Replay, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, usagef("%s: %v", path, errNoLog)
+	}
+	rp, err := eventlog.ReadFile(path)
+	var le *eventlog.LineError
+	switch {
+	case errors.As(err, &le):
+		return nil, usagef("%s is not an event log, or is corrupt: line %d: %v", path, le.Line, le.Err)
+	case err != nil:
+		return nil, usagef("reading %s: %v", path, err)
+	case rp.Events == 0:
+		return nil, usagef("%s holds no events", path)
+	}
+	if rp.Torn {
+		fmt.Fprintf(e.stderr, "toolloop: %s ends in a torn line (the process was killed while writing it); it was skipped\n", path)
+	}
+	return rp, nil
+}
+
+// cmdResume is toolloop resume.
+func cmdResume(ctx context.Context, e *env, args []string) error {
+	var f runFlags
+	fs := newFlagSet(e, "resume", "[flags] LOG [follow-up prompt]")
+	f.modelFlags.register(fs)
+	f.toolFlags.register(fs)
+	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about (and every paused call), without asking")
+	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("which log? toolloop resume LOG")
+	}
+	path, prompt := pos[0], strings.Join(pos[1:], " ")
+	// Report a missing or bad log before anything else.
+	if _, err := readLog(e, path); err != nil {
+		return err
+	}
+	// Lock the log before deciding anything from it, and read it again:
+	// another process may have been carrying the run on. The lock is held
+	// until the resumed run ends, so a run is resumed once.
+	unlock, err := lockLog(path)
+	if err != nil {
+		return err
+	}
+	rp, err := readLog(quiet(e), path)
+	if err != nil {
+		unlock()
+		return err
+	}
+	msgs := rp.Transcript()
+	paused := rp.Paused != nil
+	crashed := !paused && (!rp.Ended || rp.StopReason == toolloop.StopAborted)
+	if !paused && !crashed && prompt == "" {
+		unlock()
+		return usagef("the run in %s ended (%s): there is nothing to resume; give a follow-up prompt to go on with the conversation",
+			path, orDefault(string(rp.StopReason), "error"))
+	}
+	s, err := openSession(ctx, e, &f, path, true)
+	if err != nil {
+		unlock()
+		return err
+	}
+	s.log.unlock = unlock
+	var first func(context.Context) *toolloop.Stream
+	switch {
+	case paused:
+		decisions, err := s.decide(ctx, rp.Paused, f.yes)
+		if err != nil {
+			return errors.Join(err, s.close())
+		}
+		st := rp.Paused
+		first = func(c context.Context) *toolloop.Stream { return s.loop.ResumeStream(c, st, decisions) }
+		fmt.Fprintf(e.stderr, "toolloop: resuming run %s, paused for approval\n", rp.RunID)
+	default:
+		// A crash or a cancelled turn: the loop gives each call with no
+		// result a canceled one and runs nothing that has a result. Or
+		// a follow-up to a run that ended.
+		if crashed {
+			how := "which crashed"
+			if rp.Ended {
+				how = "which was cancelled"
+			}
+			fmt.Fprintf(e.stderr, "toolloop: resuming run %s, %s\n", rp.RunID, how)
+		}
+		if prompt != "" {
+			msgs = append(msgs, toolloop.UserMessage(prompt))
+		}
+		first = func(c context.Context) *toolloop.Stream { return s.loop.RunStream(c, msgs) }
+	}
+	err = s.converse(ctx, first, e.tty && prompt == "")
+	return errors.Join(err, s.close())
+}
+
+// quiet returns e with torn-line reports silenced (the log was read once).
+func quiet(e *env) *env {
+	c := *e
+	c.stderr = io.Discard
+	return &c
+}
+
+// decide asks the person at the terminal about each call a paused run
+// waits on. Without a terminal, -yes approves them all; otherwise it is a
+// usage error. Editing arguments is not offered: a paused call's
+// arguments were decided when it paused.
+func (s *session) decide(ctx context.Context, st *toolloop.PauseState, yes bool) (map[string]toolloop.Approval, error) {
+	decisions := map[string]toolloop.Approval{}
+	if !yes && !s.e.tty {
+		return nil, usagef("the run waits for %d approval(s): run toolloop resume at a terminal, or with -yes", len(st.Pending))
+	}
+	term := newTerminal(s.e, s.in, s.tools.reg, yes)
+	for _, p := range st.Pending {
+		a, _ := term.askOnly(ctx, p.Name, p.Arguments, p.Reason, false)
+		decisions[p.CallID] = a
+	}
+	return decisions, nil
+}
