@@ -25,7 +25,7 @@ const reapTimeout = 10 * time.Second
 // (stdin closed, then SIGTERM, then SIGKILL) and waits until it is reaped.
 type process struct {
 	cmd       *exec.Cmd
-	stderr    *lineLog // nil when stderr is discarded
+	stderr    *lineLog
 	stdin     io.WriteCloser
 	terminate time.Duration // how long each step of the shutdown waits
 
@@ -56,10 +56,9 @@ func (s *Source) command() (sdk.Transport, *process, error) {
 	// Do not let a grandchild holding stderr open stall the reaping.
 	cmd.WaitDelay = time.Second
 	p := &process{cmd: cmd, terminate: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout), exited: make(chan struct{})}
-	if s.opts.Logger != nil {
-		p.stderr = &lineLog{log: s.logger}
-		cmd.Stderr = p.stderr
-	}
+	// Its stderr is logged, and its last lines kept for its errors.
+	p.stderr = &lineLog{log: s.logger}
+	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, nil, err
@@ -129,7 +128,17 @@ func (p *process) cleanup() {
 	if p.cmd.Process != nil {
 		killGroup(p.cmd.Process.Pid)
 	}
-	if p.stderr != nil {
-		p.stderr.flush()
-	}
+	p.stderr.flush()
+}
+
+// failedStartGrace bounds each step of stopping a server that failed to
+// start: it is not asked twice, nor waited for long.
+const failedStartGrace = time.Second
+
+// abort stops a server that failed to start, with a short grace (see
+// failedStartGrace), and waits until it is reaped.
+func (p *process) abort() {
+	p.terminate = min(p.terminate, failedStartGrace)
+	_ = p.Close()
+	p.cleanup()
 }
