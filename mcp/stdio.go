@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,7 +28,11 @@ type process struct {
 	cmd       *exec.Cmd
 	stderr    *lineLog
 	stdin     io.WriteCloser
-	terminate time.Duration // how long each step of the shutdown waits
+	// terminate is how long each step of the shutdown waits: a short
+	// grace until the session is up (see started), then the
+	// ShutdownTimeout.
+	terminate atomic.Int64
+	shutdown  time.Duration
 
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // how it exited, once exited is closed
@@ -55,7 +60,8 @@ func (s *Source) command() (sdk.Transport, *process, error) {
 	setProcessGroup(cmd)
 	// Do not let a grandchild holding stderr open stall the reaping.
 	cmd.WaitDelay = time.Second
-	p := &process{cmd: cmd, terminate: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout), exited: make(chan struct{})}
+	p := &process{cmd: cmd, shutdown: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout), exited: make(chan struct{})}
+	p.terminate.Store(int64(min(p.shutdown, failedStartGrace)))
 	// Its stderr is logged, and its last lines kept for its errors.
 	p.stderr = &lineLog{log: s.logger}
 	cmd.Stderr = p.stderr
@@ -91,11 +97,12 @@ func (p *process) Close() error {
 
 func (p *process) stop() error {
 	_ = p.stdin.Close()
-	if p.wait(p.terminate) {
+	terminate := time.Duration(p.terminate.Load())
+	if p.wait(terminate) {
 		return p.waitErr
 	}
 	// If SIGTERM cannot be sent (as on Windows), go straight to SIGKILL.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil && p.wait(p.terminate) {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil && p.wait(terminate) {
 		return p.waitErr
 	}
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -132,13 +139,16 @@ func (p *process) cleanup() {
 }
 
 // failedStartGrace bounds each step of stopping a server that failed to
-// start: it is not asked twice, nor waited for long.
+// start (by the SDK, as it gives up, or by abort): it is not waited for
+// long.
 const failedStartGrace = time.Second
 
-// abort stops a server that failed to start, with a short grace (see
-// failedStartGrace), and waits until it is reaped.
+// started gives the process, now serving a session, the whole
+// ShutdownTimeout to exit when asked.
+func (p *process) started() { p.terminate.Store(int64(p.shutdown)) }
+
+// abort stops a server that failed to start and waits until it is reaped.
 func (p *process) abort() {
-	p.terminate = min(p.terminate, failedStartGrace)
 	_ = p.Close()
 	p.cleanup()
 }

@@ -77,6 +77,9 @@ func (s *Source) dial(ctx context.Context) (*session, error) {
 		}
 		return nil, s.startError(ctx, proc, err)
 	}
+	if proc != nil {
+		proc.started()
+	}
 	return newSession(cs, proc), nil
 }
 
