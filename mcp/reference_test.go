@@ -226,7 +226,7 @@ type everythingHTTP struct {
 }
 
 // freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
@@ -234,7 +234,7 @@ func freePort(t *testing.T) int {
 	return port
 }
 
-func startEverythingHTTP(t *testing.T, port int) *everythingHTTP {
+func startEverythingHTTP(t testing.TB, port int) *everythingHTTP {
 	t.Helper()
 	cfg := npmServer(t, "server-everything", "streamableHttp")
 	cmd := exec.Command(cfg.Command, cfg.Args...)
@@ -302,10 +302,34 @@ func TestEverythingHTTPDiesAndRestarts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Echo: hi", res.Text())
 
+	took, err := killMidCall(t, long, srv)
+	var lost *mcp.ConnectionLostError
+	require.ErrorAs(t, err, &lost, "logs:\n%s", logs)
+	assert.Equal(t, "everything", lost.Server)
+	var te *toolloop.ToolError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, toolloop.KindExecutionFailed, te.Kind)
+	assert.Contains(t, te.Message, `the connection to MCP server "everything" was lost`)
+	// A regression bound; BenchmarkHTTPServerDies measures it.
+	assert.Less(t, took, 5*time.Second)
+	t.Logf("the call failed %v after the server was killed", took)
+
+	startEverythingHTTP(t, port)
+	res, err = callEcho()
+	require.NoError(t, err, "logs:\n%s", logs)
+	assert.Equal(t, "Echo: hi", res.Text())
+	require.NoError(t, src.Close()) // while the server is up to end the session
+}
+
+// killMidCall starts a long call of server-everything's, kills the server
+// once the call has reported progress, and returns the call's error and
+// how long after the kill it came.
+func killMidCall(t testing.TB, long toolloop.Tool, srv *everythingHTTP) (time.Duration, error) {
+	t.Helper()
 	progressed := make(chan struct{}, 1)
 	done := make(chan error, 1)
 	go func() {
-		call := &toolloop.Call{ID: "l", Name: "everything__trigger-long-running-operation",
+		call := &toolloop.Call{ID: "l", Name: long.Spec().Name,
 			Arguments: json.RawMessage(`{"duration":60,"steps":60}`),
 			Reporter: progressFunc(func(toolloop.Progress) {
 				select {
@@ -313,36 +337,23 @@ func TestEverythingHTTPDiesAndRestarts(t *testing.T) {
 				default:
 				}
 			})}
-		_, err := long.Run(ctx, call)
+		_, err := long.Run(context.Background(), call)
 		done <- err
 	}()
 	select {
 	case <-progressed:
+	case err := <-done:
+		t.Fatalf("the long call ended early: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the long call made no progress")
 	}
 	killed := time.Now()
 	srv.kill()
-	var lost *mcp.ConnectionLostError
 	select {
-	case err = <-done:
-		took := time.Since(killed)
-		require.ErrorAs(t, err, &lost, "logs:\n%s", logs)
-		assert.Equal(t, "everything", lost.Server)
-		var te *toolloop.ToolError
-		require.ErrorAs(t, err, &te)
-		assert.Equal(t, toolloop.KindExecutionFailed, te.Kind)
-		assert.Contains(t, te.Message, `the connection to MCP server "everything" was lost`)
-		// A regression bound; BenchmarkHTTPServerDies measures it.
-		assert.Less(t, took, 5*time.Second)
-		t.Logf("the call failed %v after the server was killed", took)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the call did not fail after the server died; logs:\n%s", logs)
+	case err := <-done:
+		return time.Since(killed), err
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call did not fail after the server died")
 	}
-
-	startEverythingHTTP(t, port)
-	res, err = callEcho()
-	require.NoError(t, err, "logs:\n%s", logs)
-	assert.Equal(t, "Echo: hi", res.Text())
-	require.NoError(t, src.Close()) // while the server is up to end the session
+	return 0, nil
 }

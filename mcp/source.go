@@ -32,8 +32,11 @@ var ErrClosed = errors.New("mcp: source closed")
 // one Options may serve many sources.
 type Options struct {
 	// Logger receives the lines a stdio server writes to its stderr (at
-	// Info, with the server's name), and reports of servers that stop,
-	// restart or fail to list their tools. Nil discards them.
+	// Info, with the server's name), the lines it writes to its stdout
+	// that are not JSON-RPC (at Warn), and reports of servers that stop,
+	// restart or fail to list their tools. Nil discards them; the last
+	// lines of a server's stderr are kept for its start errors all the
+	// same.
 	Logger *slog.Logger
 	// ClientInfo is how we introduce ourselves to servers; nil means
 	// "toolloop".
@@ -44,12 +47,14 @@ type Options struct {
 	// again once right away after closing the client's idle connections,
 	// in case the first went out on a connection the server had closed.
 	HTTPClient *http.Client
-	// ConnectTimeout bounds starting a server and the protocol handshake;
-	// 0 means 30 seconds.
+	// ConnectTimeout bounds starting a server and the protocol handshake,
+	// and listing its tools; 0 means 30 seconds. A server that does not
+	// make it in time fails with a [TimeoutError].
 	ConnectTimeout time.Duration
 	// ShutdownTimeout is how long Close waits for a stdio server to exit
 	// after closing its stdin, before it sends SIGTERM and then SIGKILL;
-	// 0 means 5 seconds.
+	// 0 means 5 seconds. A server that failed to start gets one second
+	// for each step instead.
 	ShutdownTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between attempts to restart a
 	// server that keeps failing: the first restart after a server stops is
@@ -130,9 +135,16 @@ func orDur(d, def time.Duration) time.Duration {
 //
 // # Failures
 //
-// When the server stops (its process exits, its connection breaks), calls
-// in flight fail at once with an execution_failed result, and the next call
-// or listing starts it again. A server that keeps failing is retried with
+// When the server stops (its process exits, its connection breaks, a
+// remote server forgets the session), calls in flight fail at once with a
+// [ConnectionLostError] (an execution_failed result saying the connection
+// to the server was lost), and the next call or listing starts it again.
+// A call whose request provably did not reach a remote server (its
+// connection was refused, or the server answered that it did not know the
+// session, as a restarted server does) is sent again, once, on a new
+// session, so the first call after a restart succeeds; a call that may
+// have reached the server is never sent twice. See the package
+// documentation's "Timeouts and bounds". A server that keeps failing is retried with
 // backoff (see [Options]); while it waits, calls fail at once saying when
 // the next attempt will be. After a restart the source reports a change,
 // so the registry reads the tool list afresh. A server's tools/list_changed

@@ -25,9 +25,9 @@ const reapTimeout = 10 * time.Second
 // the connection: closing it shuts the process down as the protocol says
 // (stdin closed, then SIGTERM, then SIGKILL) and waits until it is reaped.
 type process struct {
-	cmd       *exec.Cmd
-	stderr    *lineLog
-	stdin     io.WriteCloser
+	cmd    *exec.Cmd
+	stderr *lineLog
+	stdin  io.WriteCloser
 	// terminate is how long each step of the shutdown waits: a short
 	// grace until the session is up (see started), then the
 	// ShutdownTimeout.
