@@ -614,7 +614,6 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 		defer s.progress.Delete(tok)
 		params.SetProgressToken(tok)
 	}
-	what := fmt.Sprintf("the call to %q", remote)
 	for retried := false; ; retried = true {
 		sess, err := s.session(ctx, false)
 		if err != nil {
@@ -626,8 +625,11 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 			}
 			return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "MCP %v", err)
 		}
-		var st callState
-		res, err := s.send(ctx, sess, params, budget, &st)
+		st := noState
+		if s.http != nil {
+			st = new(callState)
+		}
+		res, err := s.send(ctx, sess, params, budget, st)
 		if err == nil {
 			s.mu.Lock()
 			s.failures = 0
@@ -641,14 +643,22 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 			s.logger.Info("mcp call not delivered: the session was gone; sending it on a new session", "tool", remote, "err", err)
 			continue
 		}
-		return nil, s.callError(ctx, sess, what, err, st.broken.Load() || st.unsent.Load())
+		return nil, s.callError(ctx, sess, fmt.Sprintf("the call to %q", remote), err, st.broken.Load() || st.unsent.Load())
 	}
 }
+
+// noState is the call state of calls over transports that learn nothing
+// about their requests (all but HTTP): it stays zero.
+var noState = new(callState)
 
 // send sends one call on sess. The call ends when the session does,
 // whatever the transport noticed.
 func (s *Source) send(ctx context.Context, sess *session, params *sdk.CallToolParams, budget int, st *callState) (*sdk.CallToolResult, error) {
-	cctx, cancel := context.WithCancelCause(withCallState(withBudget(ctx, budget), st))
+	cctx := withBudget(ctx, budget)
+	if s.http != nil {
+		cctx = withCallState(cctx, st)
+	}
+	cctx, cancel := context.WithCancelCause(cctx)
 	defer cancel(nil)
 	stop := context.AfterFunc(sess.ctx, func() { cancel(context.Cause(sess.ctx)) })
 	defer stop()
