@@ -121,9 +121,16 @@
 //     there,
 //     the SDK's own reconnection (5 attempts, from 1 s apart, growing
 //     1.5 times) resumes the stream, as it was made to for streams that
-//     a proxy cuts or a server closes on purpose.
-//   - Serialized servers ([ServerConfig].Serialize): a call waits its
-//     turn within its own timeout.
+//     a proxy cuts or a server closes on purpose. So is a server whose
+//     address does not answer at all within the 500 ms (a host gone from
+//     the network): its calls fail when those attempts run out, 15 to 25
+//     s later.
+//   - A call: the loop's per-call timeout ([toolloop.AgentLoop].ToolTimeout,
+//     or [ServerConfig].Timeout for one server's tools); a call to a
+//     serialized server ([ServerConfig].Serialize) waits its turn within
+//     it.
+//   - Closing an HTTP source: the SDK bounds the request that ends the
+//     session at 5 s.
 //
 // For tests, and for servers living in the same process, set
 // [ServerConfig].Transport to return one end of the SDK's
