@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -131,5 +132,54 @@ func TestHTTPSessionForgotten(t *testing.T) {
 			assert.True(t, logs.contains("sending it on a new session"), "logs:\n%s", logs)
 			require.NoError(t, src.Close())
 		})
+	}
+}
+
+// TestHTTPServerDiesMidCall: a streamable HTTP server that keeps an event
+// store (so that the SDK would try, for 15 to 25 seconds, to resume the
+// broken stream of a call) goes away in the middle of a call: the call
+// fails at once, with a lost connection.
+func TestHTTPServerDiesMidCall(t *testing.T) {
+	t.Parallel()
+	srv := mcptest.NewServer(&mcptest.Options{Stderr: io.Discard})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)}))
+	defer ts.Close()
+	// First, as a dead server's would, its sessions end, and with them
+	// the call still running there.
+	defer func() {
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	}()
+	logs := &logBuffer{}
+	src := (&server{cfg: mcp.ServerConfig{URL: ts.URL}, logs: logs}).source(t, "remote", nil, nil)
+	slow, ok := registry(t, src).Lookup(context.Background(), "remote__slow")
+	require.True(t, ok)
+
+	running := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		_, err := slow.Run(context.Background(), &toolloop.Call{ID: "1", Name: "remote__slow",
+			Arguments: json.RawMessage(`{"steps":30,"delay_ms":100}`),
+			Reporter:  progressFunc(func(toolloop.Progress) { once.Do(func() { close(running) }) })})
+		done <- err
+	}()
+	<-running
+	// The server goes away: its connections break, its address refuses
+	// connections.
+	ts.Listener.Close()
+	ts.CloseClientConnections()
+	killed := time.Now()
+	select {
+	case err := <-done:
+		var lost *mcp.ConnectionLostError
+		require.ErrorAs(t, err, &lost, "logs:\n%s", logs)
+		assert.Equal(t, "remote", lost.Server)
+		// A regression bound, well under the SDK's 15 to 25 seconds.
+		assert.Less(t, time.Since(killed), 5*time.Second)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the call did not fail; logs:\n%s", logs)
 	}
 }
