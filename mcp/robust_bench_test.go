@@ -18,11 +18,13 @@ import (
 )
 
 // BenchmarkStdioLoopVsSDK measures one call of the test server's echo
-// tool over stdio made three ways, interleaved in each iteration (in an
+// tool over stdio made four ways, interleaved in each iteration (in an
 // order that alternates), each on a server process of its own (this test
 // binary, so no Node start-up or JIT is measured):
 //
 //   - sdk: the SDK's client calling the server directly, the baseline;
+//   - source: the Source's tool, called directly (Tool.Run): what this
+//     package adds to a call;
 //   - runcall: [toolloop.AgentLoop.RunCall], one call through the whole
 //     pipeline (resolve, validate, guard, hooks, execute, truncate,
 //     events) to the Source;
@@ -30,7 +32,7 @@ import (
 //     model: one tool call, then a final answer.
 //
 // It reports each one's time per call and their ratios to sdk; ns/op is
-// the three together.
+// the four together.
 func BenchmarkStdioLoopVsSDK(b *testing.B) {
 	args := json.RawMessage(`{"text":"hello"}`)
 	ctx := context.Background()
@@ -57,6 +59,19 @@ func BenchmarkStdioLoopVsSDK(b *testing.B) {
 		}
 		b.Cleanup(func() { _ = src.Close() })
 		return &toolloop.AgentLoop{Model: model, Tools: registry(b, src)}
+	}
+	// The source's tool, called directly: what the mcp package adds.
+	direct := newLoop("d", looptest.Always(looptest.Text("unused")))
+	dtool, ok := direct.Tools.Lookup(ctx, "d__echo")
+	if !ok {
+		b.Fatal("no echo tool")
+	}
+	dcall := &toolloop.Call{ID: "1", Name: "d__echo", Arguments: args}
+	sourceCall := func() {
+		res, err := dtool.Run(ctx, dcall)
+		if err != nil || res.IsError() {
+			b.Fatal(err, res)
+		}
 	}
 	// RunCall needs no model; the loop wants one all the same.
 	callLoop := newLoop("a", looptest.Always(looptest.Text("unused")))
@@ -87,10 +102,11 @@ func BenchmarkStdioLoopVsSDK(b *testing.B) {
 	// Warm all three up, then measure.
 	for i := range 50 {
 		sdkCall()
+		sourceCall()
 		runCall(i)
 		run()
 	}
-	var tSDK, tCall, tRun time.Duration
+	var tSDK, tSource, tCall, tRun time.Duration
 	timed := func(d *time.Duration, f func()) {
 		t := time.Now()
 		f()
@@ -101,19 +117,23 @@ func BenchmarkStdioLoopVsSDK(b *testing.B) {
 	for b.Loop() {
 		if i%2 == 0 {
 			timed(&tSDK, sdkCall)
+			timed(&tSource, sourceCall)
 			timed(&tCall, func() { runCall(i) })
 			timed(&tRun, run)
 		} else {
 			timed(&tRun, run)
 			timed(&tCall, func() { runCall(i) })
+			timed(&tSource, sourceCall)
 			timed(&tSDK, sdkCall)
 		}
 		i++
 	}
 	n := float64(i)
 	b.ReportMetric(float64(tSDK.Nanoseconds())/n, "sdk-ns/call")
+	b.ReportMetric(float64(tSource.Nanoseconds())/n, "source-ns/call")
 	b.ReportMetric(float64(tCall.Nanoseconds())/n, "runcall-ns/call")
 	b.ReportMetric(float64(tRun.Nanoseconds())/n, "run-ns/call")
+	b.ReportMetric(float64(tSource)/float64(tSDK), "source/sdk")
 	b.ReportMetric(float64(tCall)/float64(tSDK), "runcall/sdk")
 	b.ReportMetric(float64(tRun)/float64(tSDK), "run/sdk")
 }

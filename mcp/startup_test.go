@@ -73,3 +73,23 @@ func TestStartExitStatus(t *testing.T) {
 	assert.Contains(t, err.Error(), "line f")
 	assert.NotContains(t, err.Error(), "line e")
 }
+
+// TestBannerOnStdout: a server that writes lines that are not JSON-RPC to
+// its stdout before its first message (and after) is used all the same;
+// the lines are logged.
+func TestBannerOnStdout(t *testing.T) {
+	t.Parallel()
+	sh := shell(t, "")
+	cfg := stdioConfig(t)
+	cfg.Args = []string{"-c", `echo "Weather server v1.2 starting..."; echo 200; exec "$0"`, cfg.Command}
+	cfg.Command = sh.Command
+	logs := &logBuffer{}
+	src := (&server{cfg: cfg, logs: logs}).source(t, "banner", nil, nil)
+	tool, ok := registry(t, src).Lookup(context.Background(), "banner__echo")
+	require.True(t, ok)
+	res, err := tool.Run(context.Background(), &toolloop.Call{ID: "1", Name: "banner__echo", Arguments: []byte(`{"text":"hi"}`)})
+	require.NoError(t, err)
+	assert.Equal(t, "hi", res.Text())
+	assert.True(t, logs.contains("Weather server v1.2 starting..."), "logs:\n%s", logs)
+	assert.True(t, logs.contains("level=WARN"), "logs:\n%s", logs)
+}
