@@ -101,6 +101,32 @@ func TestReferenceFilesystem(t *testing.T) {
 	assert.Equal(t, toolloop.KindExecutionFailed, got["outside"].Error.Kind)
 	require.True(t, got["bad"].IsError())
 	assert.Equal(t, toolloop.KindInvalidArgs, got["bad"].Error.Kind)
+
+	// Files past what the budget leaves for the structured copy, and past
+	// the budget itself: the copy the budget cut is known for one.
+	tool, ok := reg.Lookup(context.Background(), "fs__read_text_file")
+	require.True(t, ok)
+	const budget = 1 << 20
+	for _, size := range []int{700 << 10, 3 << 20 / 2} {
+		var b strings.Builder
+		for i := 0; b.Len() < size; i++ {
+			fmt.Fprintf(&b, "line %07d of a large file\n", i)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("large%d.txt", size))
+		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+		res, err := tool.Run(context.Background(), &toolloop.Call{ID: "1", Name: "fs__read_text_file",
+			Arguments: json.RawMessage(fmt.Sprintf(`{"path":%q}`, path)), MaxOutputBytes: budget})
+		require.NoError(t, err)
+		require.Len(t, res.Content, 1, "size %d: the structured copy is not sent", size)
+		if b.Len() <= budget {
+			assert.Equal(t, b.String(), res.Text())
+			assert.False(t, res.Meta.Truncated)
+		} else {
+			assert.True(t, res.Meta.Truncated)
+			assert.Equal(t, b.Len(), res.Meta.Bytes)
+			assert.LessOrEqual(t, len(res.Text()), budget)
+		}
+	}
 }
 
 // memoryServer returns the config of server-memory keeping its graph in a
