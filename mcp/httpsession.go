@@ -50,9 +50,13 @@ var errSessionGone = errors.New("the server no longer knows the session (it rest
 // callState is what the HTTP transport learns about the requests of one
 // call.
 type callState struct {
-	// unsent: a request of the call provably was not processed (its
+	// unsent: the call's request provably was not processed (its
 	// connection was refused, or the server did not know its session).
 	unsent atomic.Bool
+	// posted is set by the first POST on the call's context: the call's
+	// own request, which the SDK sends before any other for the call
+	// (the resumption of its event stream, its cancellation).
+	posted atomic.Bool
 	// broken: an event stream of the call broke.
 	broken atomic.Bool
 }
@@ -64,9 +68,11 @@ func withCallState(ctx context.Context, st *callState) context.Context {
 }
 
 // observe records what resp or err says about the session the request
-// carried, and about the call it belongs to.
+// carried, and about the call it belongs to: only the call's own request,
+// not a later one made for it, can say the call was not processed.
 func (t *clipTransport) observe(r *http.Request, resp *http.Response, err error) {
 	st, _ := r.Context().Value(callStateKey{}).(*callState)
+	own := st != nil && r.Method == http.MethodPost && st.posted.CompareAndSwap(false, true)
 	sid := r.Header.Get(sessionIDHeader)
 	var gone error
 	switch {
@@ -77,7 +83,7 @@ func (t *clipTransport) observe(r *http.Request, resp *http.Response, err error)
 	default:
 		return
 	}
-	if st != nil {
+	if st != nil && own {
 		st.unsent.Store(true)
 	}
 	if sid != "" { // else there is no session yet (it is being started), or none at all

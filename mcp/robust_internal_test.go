@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,4 +145,33 @@ func TestSessionMissing(t *testing.T) {
 			assert.Equal(t, tt.body, string(body), "the body is still there to read")
 		})
 	}
+}
+
+// TestObserveOnlyTheCallsOwnRequest: only the call's own request (the
+// first POST made for it) can say the call was not processed; a refused
+// resumption of its event stream, or its cancellation, cannot.
+func TestObserveOnlyTheCallsOwnRequest(t *testing.T) {
+	src := &Source{name: "x", logger: quiet}
+	tr := &clipTransport{src: src}
+	refusedErr := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	request := func(st *callState, method string) *http.Request {
+		r, err := http.NewRequestWithContext(withCallState(context.Background(), st), method, "http://127.0.0.1:1/mcp", nil)
+		require.NoError(t, err)
+		r.Header.Set(sessionIDHeader, "s1")
+		return r
+	}
+
+	var sent callState
+	tr.observe(request(&sent, http.MethodPost), &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil)
+	tr.observe(request(&sent, http.MethodGet), nil, refusedErr)
+	tr.observe(request(&sent, http.MethodPost), nil, refusedErr)
+	assert.False(t, sent.unsent.Load(), "the call's request went through; later ones say nothing of it")
+
+	var refused callState
+	tr.observe(request(&refused, http.MethodPost), nil, refusedErr)
+	assert.True(t, refused.unsent.Load())
+
+	var forgotten callState
+	tr.observe(request(&forgotten, http.MethodPost), &http.Response{StatusCode: http.StatusNotFound, Body: http.NoBody}, nil)
+	assert.True(t, forgotten.unsent.Load())
 }
