@@ -138,23 +138,39 @@ func (s *Source) sessionGone(sid string, cause error) {
 
 // probe checks whether the server is still there after an event stream
 // of the session sid broke, and ends the session if its address refuses
-// connections.
+// connections. A server that is dying may still accept a connection and
+// then drop it: such an answer is asked again, until the address refuses
+// connections, answers, or probeTimeout has passed.
 func (s *Source) probe(sid string) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, s.cfg.URL, nil)
-	if err != nil {
-		return
-	}
-	resp, err := s.http.Do(req)
-	if err == nil {
-		_ = resp.Body.Close()
-		return
-	}
-	if refused(err) {
-		s.sessionGone(sid, err)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, s.cfg.URL, nil)
+		if err != nil {
+			return
+		}
+		resp, err := s.http.Do(req)
+		switch {
+		case err == nil:
+			_ = resp.Body.Close()
+			return // it answers
+		case refused(err):
+			s.sessionGone(sid, err)
+			return
+		}
+		t := time.NewTimer(probeAgain)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return // it does not answer: leave it to the SDK
+		case <-t.C:
+		}
 	}
 }
+
+// probeAgain is the pause between two probes of a server that dropped
+// the connection.
+const probeAgain = 20 * time.Millisecond
 
 // watchedBody is an event stream's body that tells when it breaks.
 type watchedBody struct {

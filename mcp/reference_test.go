@@ -348,8 +348,8 @@ func TestEverythingHTTPDiesAndRestarts(t *testing.T) {
 }
 
 // killMidCall starts a long call of server-everything's, kills the server
-// once the call has reported progress, and returns the call's error and
-// how long after the kill it came.
+// (SIGKILL) once the call has reported progress, and returns the call's
+// error and how long after the signal it came.
 func killMidCall(t testing.TB, long toolloop.Tool, srv *everythingHTTP) (time.Duration, error) {
 	t.Helper()
 	progressed := make(chan struct{}, 1)
@@ -373,8 +373,11 @@ func killMidCall(t testing.TB, long toolloop.Tool, srv *everythingHTTP) (time.Du
 	case <-time.After(30 * time.Second):
 		t.Fatal("the long call made no progress")
 	}
+	if err := srv.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
 	killed := time.Now()
-	srv.kill()
+	defer srv.kill() // reap it
 	select {
 	case err := <-done:
 		return time.Since(killed), err
