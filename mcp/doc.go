@@ -111,20 +111,21 @@
 //   - A streamable HTTP server's lost connection: a request whose
 //     connection is refused, or that the server answers with 404 (or
 //     with 400 and the JSON-RPC code -32000) for the session it carried,
-//     ends the session; such a request was provably not processed, so a
-//     call that met it is sent once more, on a new session. An event
+//     ends the session; a call whose own request met that was provably
+//     not processed, and is sent once more, on a new session. An event
 //     stream that breaks makes the source check the server's address at
-//     once (within 500 ms): if it refuses connections, the session ends
-//     and the calls in flight fail at once with a [ConnectionLostError]
-//     (measured: 92 ms on average after the server's process was killed,
-//     on a busy machine, BenchmarkHTTPServerDies); if the server is still
-//     there,
-//     the SDK's own reconnection (5 attempts, from 1 s apart, growing
-//     1.5 times) resumes the stream, as it was made to for streams that
-//     a proxy cuts or a server closes on purpose. So is a server whose
-//     address does not answer at all within the 500 ms (a host gone from
-//     the network): its calls fail when those attempts run out, 15 to 25
-//     s later.
+//     once, for at most 500 ms (asking again every 20 ms while a dying
+//     server still accepts connections and drops them): if it refuses
+//     connections, the session ends and the calls in flight fail at once
+//     with a [ConnectionLostError] (measured with server-everything,
+//     killed with SIGKILL mid-call: 31 to 41 ms on average, 129 ms at
+//     most, over 40 kills; BenchmarkHTTPServerDies). If the server is
+//     still there, the SDK's own reconnection (its default of 5 attempts,
+//     1 to 2 s apart at first, growing 1.5 times) resumes the stream, as
+//     it was made to for streams that a proxy cuts or a server closes on
+//     purpose. So is a server whose address does not answer at all within
+//     the 500 ms (a host gone from the network): its calls fail when those
+//     attempts run out, 15 to 25 s later.
 //   - A call: the loop's per-call timeout ([toolloop.AgentLoop].ToolTimeout,
 //     or [ServerConfig].Timeout for one server's tools); a call to a
 //     serialized server ([ServerConfig].Serialize) waits its turn within
