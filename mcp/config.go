@@ -75,6 +75,13 @@ type ServerConfig struct {
 	// Timeout overrides the loop's per-call timeout for this server's tools.
 	// In JSON it is "timeout", in milliseconds.
 	Timeout time.Duration `json:"-"`
+	// Serialize sends the server one call at a time, in the order the
+	// calls come; the others wait their turn (their timeouts running), and
+	// one whose context ends while it waits gives up its place without
+	// reaching the server. For servers whose tools are not safe to call
+	// concurrently, such as one that rewrites a file on each call: without
+	// it, two calls in one turn may lose one's write.
+	Serialize bool `json:"serialize,omitempty"`
 
 	// Client capabilities: each is off when zero, and then not declared
 	// to the server. See [Options] for the handlers they need.

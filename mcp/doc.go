@@ -22,7 +22,8 @@
 // A server's content (text, images, audio, resource links, embedded
 // resources, structured content) becomes [toolloop.Content]; a result with
 // isError becomes an error result of kind execution_failed, as do protocol
-// errors and a server that stops mid-call; the server's progress
+// errors and a server that stops mid-call (a [ConnectionLostError]); the
+// server's progress
 // notifications become tool.execution_progress events of the call; and a
 // call that is cancelled or times out sends the server the protocol's
 // cancellation notice. See [Source] for connecting lazily, restarts and
@@ -36,6 +37,158 @@
 // does not fit is left out with a note saying so, and a message that
 // cannot be cut fails its call with an execution_failed error naming its
 // size and the limit (see [Options.MaxOutputBytes]).
+//
+// # Structured content
+//
+// A result's structuredContent reaches the model once. Servers send it
+// beside a text block for clients that do not read it, and that text
+// usually says the same thing: the reference servers send the JSON of
+// the value (server-everything, server-sequential-thinking, server-memory's
+// read_graph), the value wrapped in an object ({"content": text} for every
+// text tool of server-filesystem; {"entities": [...]} beside the array's
+// JSON, or {"success": true, "message": text}, in server-memory), or the
+// content blocks themselves (server-filesystem's read_media_file). So:
+//
+//   - when the text carries the same information (the rules are on
+//     mergeStructured and carries in content.go: the text is JSON for the
+//     value; or the value is an object whose string members, beside
+//     booleans only, joined make the text; or an object of one member
+//     whose value the text is JSON for; or the value, or its one member,
+//     is the content blocks), only the text is sent, as the server wrote
+//     it, since that is what the server meant a model to read;
+//   - when there is no content at all, the value is sent as a JSON block;
+//   - otherwise the text is a summary that says something else (such as
+//     "3 entities created" beside the entities), and both are sent, the
+//     text first.
+//
+// A 40 KB file read from server-filesystem thus costs 40 KB, not 82 KB,
+// and fits the loop's 64 KiB result budget whole.
+//
+// # Client capabilities
+//
+// Servers may ask things of the client. Each capability is off until it is
+// configured, and a capability that is off is not declared to the server
+// (see [Options] and the "Client capabilities" fields of [ServerConfig]):
+//
+//   - roots: the workspace directories a server may use ([Options.Roots]
+//     or [ServerConfig].Roots), changed with [Source.SetRoots];
+//   - sampling: a server's requests for a completion are answered by a
+//     [toolloop.Model] of yours, each through [Sampling].Approve (none
+//     means every request is refused, so a server cannot spend tokens
+//     unseen), and each reported as an [EventSampling] event;
+//   - elicitation: a server's questions for the user go to an
+//     [ElicitFunc], as approvals go to a [toolloop.Approver];
+//   - logging: a server's log messages become [EventLog] events through
+//     [Options.OnEvent] (redacted, cut to [MaxLogBytes]) and log records,
+//     at the level [ServerConfig].LogLevel asks for;
+//   - resources and prompts: [Source.Resources], [Source.ReadResource],
+//     [Source.Subscribe] (updates as [EventResourceUpdated] events),
+//     [Source.Prompts], [Source.GetPrompt]; [ServerConfig].ResourceTools
+//     also offers the model two read-only tools for them;
+//   - output schemas: a tool's outputSchema is carried in
+//     [toolloop.ToolSpec].OutputSchema, and a result whose structured
+//     content breaks it fails with kind execution_failed;
+//   - OAuth for HTTP servers ([ServerConfig].OAuth, [TokenAuth]), with
+//     tokens kept out of logs and errors;
+//   - and [Source.Session] for the rest of the protocol.
+//
+// # Serving tools
+//
+// [NewServer] and [Serve] expose a loop's [toolloop.ToolRegistry], whatever
+// its sources, to MCP clients over stdio, streamable HTTP
+// ([Server.Handler]) or any SDK transport ([Server.Run]). Every call runs
+// through the loop's whole pipeline ([toolloop.AgentLoop.RunCall]): its
+// guard, hooks, timeouts, truncation and events apply. Tool failures are
+// isError results carrying their kind in _meta["toolloop/kind"]; a JSON
+// object result is also sent as structuredContent; progress becomes
+// notifications/progress; a client's cancellation cancels the call, with
+// no reply over stdio (over HTTP the reply that closes the request's
+// stream says the call was canceled, never what the tool returned). An
+// approval the guard asks for is put to the client as an elicitation when
+// it declared that capability, and is otherwise denied.
+//
+// # Timeouts and bounds
+//
+// Every wait and every buffer of the package is bounded:
+//
+//   - Starting a server (its process, or the HTTP exchange) and the
+//     protocol handshake: [Options.ConnectTimeout], 30 s by default. A
+//     server that does not finish starting in time fails with a
+//     [TimeoutError] (errors.Is [context.DeadlineExceeded]) naming it and
+//     the limit. Listing its tools is bounded by the same limit.
+//   - Stopping a stdio server: stdin closed, then SIGTERM after
+//     [Options.ShutdownTimeout] (5 s by default), then SIGKILL after as
+//     long again, then at most 10 s for it to be reaped; a server that
+//     failed to start gets one second for each step instead. A process
+//     that leaves its stderr open to a child is given up on one second
+//     after it exits (exec.Cmd.WaitDelay).
+//   - Register blocks, with the defaults, for at most about 31 s on a
+//     server that never answers its start (ConnectTimeout, then one
+//     second for its stopping; 32 s if it ignores SIGTERM; measured:
+//     31.2 s, BenchmarkRegisterHungServer), and about twice
+//     ConnectTimeout on one that answers the handshake just in time and
+//     then never lists its tools. The servers start in parallel, so this
+//     is the bound for any number of them. A lazy server starts on first
+//     use instead, within the same bounds.
+//   - Restarting a server that keeps failing: the first restart is
+//     immediate, then the wait doubles from [Options.MinBackoff] (250 ms)
+//     to [Options.MaxBackoff] (30 s). A remote server that refuses
+//     connections is tried again on each call, since a refused
+//     connection costs nothing.
+//   - What a call keeps of a server's answer: [Options.MaxOutputBytes]
+//     or the call's own budget (the loop's default is 1 MiB) of text,
+//     [Options.MaxBinaryBytes] (8 MiB of base64) of images, audio and
+//     blobs, and 16 MiB of anything else in a message; an HTTP error's
+//     body is read up to 64 KiB. The loop then cuts each result to its
+//     result budget (64 KiB by default).
+//   - A stdio server's stdout: lines that are not JSON-RPC messages (a
+//     banner, a log line) are logged at Warn, with the server's name, and
+//     skipped: up to 64 KiB of them before its first message (beyond, the
+//     server fails to start), any number after it, since such a line can
+//     be nothing but noise and the SDK would end the session on it. At
+//     most 256 bytes of each skipped line are logged.
+//   - A stdio server's stderr: logged line by line (a line longer than
+//     8 KiB in pieces); its last 20 lines, at most 4 KiB, are kept
+//     whether or not there is a Logger, and given in its start errors
+//     with its exit status.
+//   - A streamable HTTP server's lost connection: a request whose
+//     connection is refused, or that the server answers with 404 (or
+//     with 400 and the JSON-RPC code -32000) for the session it carried,
+//     ends the session; a call whose own request met that was provably
+//     not processed, and is sent once more, on a new session. An event
+//     stream that breaks makes the source check the server's address at
+//     once, for at most 500 ms (asking again every 20 ms while a dying
+//     server still accepts connections and drops them): if it refuses
+//     connections, the session ends and the calls in flight fail at once
+//     with a [ConnectionLostError] (measured with server-everything,
+//     killed with SIGKILL mid-call: 31 to 41 ms on average, 129 ms at
+//     most, over 40 kills; BenchmarkHTTPServerDies). If the server is
+//     still there, the SDK's own reconnection (its default of 5 attempts,
+//     1 to 2 s apart at first, growing 1.5 times) resumes the stream, as
+//     it was made to for streams that a proxy cuts or a server closes on
+//     purpose. So is a server whose address does not answer at all within
+//     the 500 ms (a host gone from the network): its calls fail when those
+//     attempts run out, 15 to 25 s later.
+//   - A call: the loop's per-call timeout ([toolloop.AgentLoop].ToolTimeout,
+//     or [ServerConfig].Timeout for one server's tools); a call to a
+//     serialized server ([ServerConfig].Serialize) waits its turn within
+//     it.
+//   - Closing an HTTP source: the SDK bounds the request that ends the
+//     session at 5 s.
+//   - What servers ask of the client: at most [MaxRoots] roots; a sampling
+//     request of at most [MaxSamplingMessages] messages and
+//     [MaxSamplingBytes], its maxTokens capped at [Sampling].MaxTokens
+//     ([DefaultSamplingMaxTokens]); an elicitation of at most
+//     [MaxElicitMessageBytes] of message and [MaxElicitSchemaBytes] of
+//     schema; a log message kept to [MaxLogBytes]; a listing of resources,
+//     templates or prompts of at most [MaxListItems] items.
+//   - Serving: the registry is checked for changes before each listing
+//     and call, and polled every [ServeOptions].ListPollInterval (1 s) to
+//     notify clients; an approval put to a client waits at most
+//     [ServeOptions].ApprovalTimeout (2 minutes), at most
+//     [ServeOptions].MaxPendingApprovals (1024) are held for clients that
+//     answer by calling again, and a call asks at most 8 times; an
+//     approval not answered is a denial.
 //
 // For tests, and for servers living in the same process, set
 // [ServerConfig].Transport to return one end of the SDK's

@@ -125,6 +125,7 @@ func (t *clipTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(r)
+	t.observe(r, resp, err)
 	if err != nil || resp.Body == nil || resp.Body == http.NoBody {
 		return resp, err
 	}
@@ -138,6 +139,7 @@ func (t *clipTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		resp.Body = limitedBody{io.LimitReader(resp.Body, maxErrorBody), resp.Body}
 	case media == "text/event-stream":
+		t.watch(r, resp)
 		resp.Body = newEventReader(resp.Body, lim, t.src.logger)
 	case media == "application/json":
 		resp.Body = newBodyReader(resp.Body, lim, t.src.logger)

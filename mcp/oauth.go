@@ -53,7 +53,7 @@ type authTransport struct {
 // RoundTrip implements [http.RoundTripper].
 func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.send(r)
-	if err != nil || !refused(resp) {
+	if err != nil || !authRefused(resp) {
 		return resp, err
 	}
 	if r.Body != nil && r.GetBody == nil {
@@ -73,13 +73,13 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err = t.send(r2)
-	if err != nil || !refused(resp) {
+	if err != nil || !authRefused(resp) {
 		return resp, err
 	}
 	return nil, t.refusal(resp)
 }
 
-func refused(resp *http.Response) bool {
+func authRefused(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
 }
 

@@ -59,7 +59,7 @@ func listing[T any](s *Source, ctx context.Context, what string, list func(*sdk.
 		n := 0
 		for item, err := range list(sess.cs) {
 			if err != nil {
-				yield(nil, s.callError(ctx, sess, what, err))
+				yield(nil, s.callError(ctx, sess, what, err, false))
 				return
 			}
 			if n++; n > MaxListItems {
@@ -112,7 +112,7 @@ func (s *Source) readResource(ctx context.Context, uri string, budget int) ([]to
 	}
 	res, err := sess.cs.ReadResource(withBudget(ctx, budget), &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, s.callError(ctx, sess, fmt.Sprintf("reading %q", uri), err)
+		return nil, s.callError(ctx, sess, fmt.Sprintf("reading %q", uri), err, false)
 	}
 	text, bin := budget, orInt(s.opts.MaxBinaryBytes, DefaultMaxBinaryBytes)
 	out := make([]toolloop.Content, 0, len(res.Contents))
@@ -166,7 +166,7 @@ func (s *Source) Subscribe(ctx context.Context, uri string) error {
 		return err
 	}
 	if err := sess.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
-		return s.callError(ctx, sess, fmt.Sprintf("subscribing to %q", uri), err)
+		return s.callError(ctx, sess, fmt.Sprintf("subscribing to %q", uri), err, false)
 	}
 	s.cl.mu.Lock()
 	if s.cl.subs == nil {
@@ -188,7 +188,7 @@ func (s *Source) Unsubscribe(ctx context.Context, uri string) error {
 		return err
 	}
 	if err := sess.cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri}); err != nil {
-		return s.callError(ctx, sess, fmt.Sprintf("unsubscribing from %q", uri), err)
+		return s.callError(ctx, sess, fmt.Sprintf("unsubscribing from %q", uri), err, false)
 	}
 	return nil
 }
@@ -205,7 +205,7 @@ func (s *Source) GetPrompt(ctx context.Context, name string, args map[string]str
 	budget := s.textBudget(0)
 	res, err := sess.cs.GetPrompt(withBudget(ctx, budget), &sdk.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
-		return nil, s.callError(ctx, sess, fmt.Sprintf("getting prompt %q", name), err)
+		return nil, s.callError(ctx, sess, fmt.Sprintf("getting prompt %q", name), err, false)
 	}
 	var roles []toolloop.Role
 	var blocks []toolloop.Content

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolloop/toolloop"
 )
@@ -31,8 +32,11 @@ var ErrClosed = errors.New("mcp: source closed")
 // one Options may serve many sources.
 type Options struct {
 	// Logger receives the lines a stdio server writes to its stderr (at
-	// Info, with the server's name), and reports of servers that stop,
-	// restart or fail to list their tools. Nil discards them.
+	// Info, with the server's name), the lines it writes to its stdout
+	// that are not JSON-RPC (at Warn), and reports of servers that stop,
+	// restart or fail to list their tools. Nil discards them; the last
+	// lines of a server's stderr are kept for its start errors all the
+	// same.
 	Logger *slog.Logger
 	// ClientInfo is how we introduce ourselves to servers; nil means
 	// "toolloop".
@@ -43,12 +47,14 @@ type Options struct {
 	// again once right away after closing the client's idle connections,
 	// in case the first went out on a connection the server had closed.
 	HTTPClient *http.Client
-	// ConnectTimeout bounds starting a server and the protocol handshake;
-	// 0 means 30 seconds.
+	// ConnectTimeout bounds starting a server and the protocol handshake,
+	// and listing its tools; 0 means 30 seconds. A server that does not
+	// make it in time fails with a [TimeoutError].
 	ConnectTimeout time.Duration
 	// ShutdownTimeout is how long Close waits for a stdio server to exit
 	// after closing its stdin, before it sends SIGTERM and then SIGKILL;
-	// 0 means 5 seconds.
+	// 0 means 5 seconds. A server that failed to start gets one second
+	// for each step instead.
 	ShutdownTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between attempts to restart a
 	// server that keeps failing: the first restart after a server stops is
@@ -156,9 +162,16 @@ func orDur(d, def time.Duration) time.Duration {
 //
 // # Failures
 //
-// When the server stops (its process exits, its connection breaks), calls
-// in flight fail at once with an execution_failed result, and the next call
-// or listing starts it again. A server that keeps failing is retried with
+// When the server stops (its process exits, its connection breaks, a
+// remote server forgets the session), calls in flight fail at once with a
+// [ConnectionLostError] (an execution_failed result saying the connection
+// to the server was lost), and the next call or listing starts it again.
+// A call whose request provably did not reach a remote server (its
+// connection was refused, or the server answered that it did not know the
+// session, as a restarted server does) is sent again, once, on a new
+// session, so the first call after a restart succeeds; a call that may
+// have reached the server is never sent twice. See the package
+// documentation's "Timeouts and bounds". A server that keeps failing is retried with
 // backoff (see [Options]); while it waits, calls fail at once saying when
 // the next attempt will be. After a restart the source reports a change,
 // so the registry reads the tool list afresh. A server's tools/list_changed
@@ -180,6 +193,9 @@ type Source struct {
 	http         *http.Client
 	ownTransport bool
 	inflight     inflight
+	// serial queues the calls of a server configured to take one at a
+	// time; nil if not.
+	serial *serial
 
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) → *toolloop.Call
@@ -217,6 +233,9 @@ func New(name string, cfg ServerConfig, opts *Options) (*Source, error) {
 		return nil, fmt.Errorf("mcp: server %q: %w", name, err)
 	}
 	s := &Source{name: name, cfg: cfg, kind: kind}
+	if cfg.Serialize {
+		s.serial = &serial{}
+	}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -268,9 +287,19 @@ func (s *Source) Tools(ctx context.Context) ([]toolloop.Tool, error) {
 	}
 	gen := s.changes.Load()
 	var list []*sdk.Tool
-	for t, err := range sess.cs.Tools(ctx, nil) {
+	// A server that never answers the listing is as good as one that
+	// never starts.
+	limit := orDur(s.opts.ConnectTimeout, DefaultConnectTimeout)
+	lctx, cancel := context.WithTimeoutCause(ctx, limit, &TimeoutError{Server: s.name, What: "list its tools", Limit: limit})
+	defer cancel()
+	for t, err := range sess.cs.Tools(lctx, nil) {
 		if err != nil {
-			err = s.callError(ctx, sess, "the tool listing", err)
+			var te *TimeoutError
+			if ctx.Err() == nil && errors.As(context.Cause(lctx), &te) {
+				err = fmt.Errorf("mcp: %w", te)
+			} else {
+				err = s.callError(ctx, sess, "the tool listing", err, false)
+			}
 			s.retryLater()
 			return nil, err
 		}
@@ -399,8 +428,12 @@ func (s *Source) session(ctx context.Context, fromTools bool) (*session, error) 
 		// Some transports (SSE) keep the context they connect with for the
 		// life of the connection: it must outlive the dial, and end only if
 		// the dial times out, its caller gives up, or the source closes.
-		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		timer := time.AfterFunc(orDur(s.opts.ConnectTimeout, DefaultConnectTimeout), cancel)
+		dctx, cancelCause := context.WithCancelCause(context.WithoutCancel(ctx))
+		cancel := func() { cancelCause(nil) }
+		limit := orDur(s.opts.ConnectTimeout, DefaultConnectTimeout)
+		timer := time.AfterFunc(limit, func() {
+			cancelCause(&TimeoutError{Server: s.name, What: "finish starting", Limit: limit})
+		})
 		stop := context.AfterFunc(ctx, cancel)
 		s.dialing, d.cancel = d, cancel
 		restart := s.everUp
@@ -442,8 +475,12 @@ func (s *Source) session(ctx context.Context, fromTools bool) (*session, error) 
 			s.mu.Unlock()
 			return nil, ctx.Err()
 		case err != nil:
-			s.failures++
-			s.retryAt = time.Now().Add(s.backoff())
+			// A remote server that refuses connections costs nothing to
+			// try again: the first call after it comes back finds it.
+			if s.http == nil || !refused(err) {
+				s.failures++
+				s.retryAt = time.Now().Add(s.backoff())
+			}
 			s.lastErr = err
 			failures := s.failures
 			s.mu.Unlock()
@@ -534,9 +571,13 @@ func (s *Source) watch(sess *session) {
 	s.ended(sess, err)
 }
 
-// ended records that sess is over. It is safe to call more than once.
+// ended records that sess is over, for the given cause (nil: the server
+// stopped). It is safe to call more than once.
 func (s *Source) ended(sess *session, err error) {
-	if !sess.end(errServerStopped) {
+	if err == nil {
+		err = errServerStopped
+	}
+	if !sess.end(err) {
 		return
 	}
 	s.mu.Lock()
@@ -547,9 +588,6 @@ func (s *Source) ended(sess *session, err error) {
 	s.sess = nil
 	s.failures++
 	s.retryAt = time.Now().Add(s.backoff())
-	if err == nil {
-		err = errServerStopped
-	}
 	s.lastErr = err
 	s.mu.Unlock()
 	s.logger.Warn("mcp server stopped; the next call restarts it", "err", err)
@@ -578,22 +616,24 @@ func (s *Source) onProgress(_ context.Context, req *sdk.ProgressNotificationClie
 
 // call calls a tool of the server. Nothing of a call whose context is
 // done is sent: not even a start of the server.
+//
+// A call whose request provably was not processed because the session
+// was gone (a remote server refused the connection, or answered that it
+// does not know the session: see httpsession.go) is sent again, once, on
+// a new session. A call that may have reached the server is never sent
+// twice.
 func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (*toolloop.ToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if s.serial != nil {
+		if err := s.serial.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer s.serial.release()
+	}
 	budget := s.textBudget(call.MaxOutputBytes)
 	defer s.inflight.add(budget)()
-	sess, err := s.session(ctx, false)
-	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.Is(err, ErrClosed):
-			return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "MCP server %q is shut down", s.name)
-		}
-		return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "MCP %v", err)
-	}
 	params := &sdk.CallToolParams{Name: remote, Arguments: json.RawMessage(call.Arguments)}
 	if call.Reporter != nil {
 		tok := "toolloop-" + strconv.FormatUint(s.nextToken.Add(1), 10)
@@ -601,50 +641,93 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 		defer s.progress.Delete(tok)
 		params.SetProgressToken(tok)
 	}
-	// The call ends when the session does, whatever the transport noticed.
-	cctx, cancel := context.WithCancelCause(withBudget(ctx, budget))
+	for retried := false; ; retried = true {
+		sess, err := s.session(ctx, false)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return nil, ctx.Err()
+			case errors.Is(err, ErrClosed):
+				return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "MCP server %q is shut down", s.name)
+			}
+			return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "MCP %v", err)
+		}
+		st := noState
+		if s.http != nil {
+			st = new(callState)
+		}
+		res, err := s.send(ctx, sess, params, budget, st)
+		if err == nil {
+			s.mu.Lock()
+			s.failures = 0
+			s.mu.Unlock()
+			r := toResult(res)
+			r.Meta.Extra = map[string]any{"mcp_tool": remote}
+			return r, nil
+		}
+		if st.unsent.Load() && !retried && ctx.Err() == nil {
+			s.ended(sess, err)
+			s.logger.Info("mcp call not delivered: the session was gone; sending it on a new session", "tool", remote, "err", err)
+			continue
+		}
+		return nil, s.callError(ctx, sess, fmt.Sprintf("the call to %q", remote), err, st.broken.Load() || st.unsent.Load())
+	}
+}
+
+// noState is the call state of calls over transports that learn nothing
+// about their requests (all but HTTP): it stays zero.
+var noState = new(callState)
+
+// send sends one call on sess. The call ends when the session does,
+// whatever the transport noticed.
+func (s *Source) send(ctx context.Context, sess *session, params *sdk.CallToolParams, budget int, st *callState) (*sdk.CallToolResult, error) {
+	cctx := withBudget(ctx, budget)
+	if s.http != nil {
+		cctx = withCallState(cctx, st)
+	}
+	cctx, cancel := context.WithCancelCause(cctx)
+	defer cancel(nil)
 	stop := context.AfterFunc(sess.ctx, func() { cancel(context.Cause(sess.ctx)) })
+	defer stop()
 	// The server may have taken a while to start: a call answered for
 	// meanwhile (cancelled, timed out) must not reach it.
 	if err := ctx.Err(); err != nil {
-		stop()
-		cancel(nil)
 		return nil, err
 	}
-	res, err := sess.cs.CallTool(cctx, params)
-	stop()
-	cancel(nil)
-	if err != nil {
-		return nil, s.callError(ctx, sess, fmt.Sprintf("the call to %q", remote), err)
-	}
-	s.mu.Lock()
-	s.failures = 0
-	s.mu.Unlock()
-	r := toResult(res)
-	r.Meta.Extra = map[string]any{"mcp_tool": remote}
-	return r, nil
+	return sess.cs.CallTool(cctx, params)
 }
 
 // callError classifies the failure of a request (what describes it): the
 // caller's own cancellation or timeout is returned as is (the loop reports
 // it, and the SDK has told the server); the end of the session ends it for
-// good, so the next call restarts the server; anything else is a protocol
-// error.
-func (s *Source) callError(ctx context.Context, sess *session, what string, err error) error {
+// good, so the next call restarts the server, and is a
+// [ConnectionLostError], as is a request whose own connection broke (lost);
+// anything else is a protocol error.
+func (s *Source) callError(ctx context.Context, sess *session, what string, err error, lost bool) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if !sess.ended() && !connectionLost(err) {
+		if lost && !isWireError(err) {
+			// The request's own stream broke, but the server is there:
+			// the session lives on, this request is lost.
+			return &ConnectionLostError{Server: s.name, During: what, Err: err}
+		}
 		return toolloop.Errorf(toolloop.KindExecutionFailed, "MCP server %q: %s failed: %v", s.name, what, err)
 	}
 	s.ended(sess, err)
-	if errors.Is(context.Cause(sess.ctx), ErrClosed) {
+	cause := context.Cause(sess.ctx)
+	if errors.Is(cause, ErrClosed) {
 		return toolloop.Errorf(toolloop.KindExecutionFailed, "MCP server %q was shut down during %s", s.name, what)
 	}
-	detail := ""
-	if !errors.Is(err, context.Canceled) {
-		detail = " (" + err.Error() + ")"
+	if errors.Is(err, context.Canceled) {
+		err = cause // the session ended under the request
 	}
-	return toolloop.Errorf(toolloop.KindExecutionFailed,
-		"MCP server %q stopped during %s%s; the next call restarts it", s.name, what, detail)
+	return &ConnectionLostError{Server: s.name, During: what, Err: err}
+}
+
+// isWireError reports whether err is an error the server sent.
+func isWireError(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
 }

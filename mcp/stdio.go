@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,10 +25,14 @@ const reapTimeout = 10 * time.Second
 // the connection: closing it shuts the process down as the protocol says
 // (stdin closed, then SIGTERM, then SIGKILL) and waits until it is reaped.
 type process struct {
-	cmd       *exec.Cmd
-	stderr    *lineLog // nil when stderr is discarded
-	stdin     io.WriteCloser
-	terminate time.Duration // how long each step of the shutdown waits
+	cmd    *exec.Cmd
+	stderr *lineLog
+	stdin  io.WriteCloser
+	// terminate is how long each step of the shutdown waits: a short
+	// grace until the session is up (see started), then the
+	// ShutdownTimeout.
+	terminate atomic.Int64
+	shutdown  time.Duration
 
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // how it exited, once exited is closed
@@ -55,11 +60,11 @@ func (s *Source) command() (sdk.Transport, *process, error) {
 	setProcessGroup(cmd)
 	// Do not let a grandchild holding stderr open stall the reaping.
 	cmd.WaitDelay = time.Second
-	p := &process{cmd: cmd, terminate: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout), exited: make(chan struct{})}
-	if s.opts.Logger != nil {
-		p.stderr = &lineLog{log: s.logger}
-		cmd.Stderr = p.stderr
-	}
+	p := &process{cmd: cmd, shutdown: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout), exited: make(chan struct{})}
+	p.terminate.Store(int64(min(p.shutdown, failedStartGrace)))
+	// Its stderr is logged, and its last lines kept for its errors.
+	p.stderr = &lineLog{log: s.logger}
+	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, nil, err
@@ -92,11 +97,12 @@ func (p *process) Close() error {
 
 func (p *process) stop() error {
 	_ = p.stdin.Close()
-	if p.wait(p.terminate) {
+	terminate := time.Duration(p.terminate.Load())
+	if p.wait(terminate) {
 		return p.waitErr
 	}
 	// If SIGTERM cannot be sent (as on Windows), go straight to SIGKILL.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil && p.wait(p.terminate) {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil && p.wait(terminate) {
 		return p.waitErr
 	}
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -129,7 +135,20 @@ func (p *process) cleanup() {
 	if p.cmd.Process != nil {
 		killGroup(p.cmd.Process.Pid)
 	}
-	if p.stderr != nil {
-		p.stderr.flush()
-	}
+	p.stderr.flush()
+}
+
+// failedStartGrace bounds each step of stopping a server that failed to
+// start (by the SDK, as it gives up, or by abort): it is not waited for
+// long.
+const failedStartGrace = time.Second
+
+// started gives the process, now serving a session, the whole
+// ShutdownTimeout to exit when asked.
+func (p *process) started() { p.terminate.Store(int64(p.shutdown)) }
+
+// abort stops a server that failed to start and waits until it is reaped.
+func (p *process) abort() {
+	_ = p.Close()
+	p.cleanup()
 }

@@ -32,6 +32,10 @@ type msgReader struct {
 	closer io.Closer
 	done   bool     // a body's one message was read
 	ev     sseEvent // the event being read, for SSE
+	// For stdio: started once a message was read; skipped counts the
+	// bytes of the lines skipped (see maxBanner).
+	started bool
+	skipped int64
 }
 
 // newBodyReader reads a JSON response body: one message.
@@ -143,12 +147,32 @@ func (r *msgReader) nextBody() error {
 	return err
 }
 
+// maxBanner bounds what a stdio server may write to its stdout before
+// its first message that is not JSON-RPC (a banner, a log line): such
+// lines are logged and skipped, up to this many bytes in all; beyond, the
+// stream fails, so the server fails to start.
+const maxBanner = 64 << 10
+
+// maxLoggedLine bounds the head of a skipped line that is logged.
+const maxLoggedLine = 256
+
 func (r *msgReader) nextLine() error {
 	c := &r.c
 	for {
-		if _, err := c.peek(); err != nil {
+		b, err := c.peek()
+		if err != nil {
 			return err // io.EOF between messages: the end
 		}
+		if b != '{' && b != '[' {
+			// Not a JSON-RPC message, nor a batch of them: a banner or a
+			// stray log line. Skip it, rather than let the SDK end the
+			// session on it.
+			if err := r.skipNonJSON(); err != nil {
+				return err
+			}
+			continue
+		}
+		r.started = true
 		cerr, err := r.clip(false)
 		if err != nil {
 			return err
@@ -167,6 +191,40 @@ func (r *msgReader) nextLine() error {
 			return err
 		}
 	}
+}
+
+// skipNonJSON skips a line of a stdio server's stdout that is not JSON,
+// and logs it (see maxBanner).
+func (r *msgReader) skipNonJSON() error {
+	c := &r.c
+	var head []byte
+	var n int64
+	var err error
+	for {
+		var part []byte
+		part, err = c.in.ReadSlice('\n')
+		n += int64(len(part))
+		if len(head) < maxLoggedLine {
+			head = append(head, part[:min(len(part), maxLoggedLine-len(head))]...)
+		}
+		if err != bufio.ErrBufferFull {
+			break
+		}
+	}
+	if err != nil && err != io.EOF {
+		return err
+	}
+	line := string(bytes.TrimRight(head, "\r\n"))
+	r.skipped += n
+	when := "after its first message"
+	if !r.started {
+		when = "before its first message"
+	}
+	r.log.Warn("mcp server wrote a line that is not JSON-RPC to stdout; skipped", "when", when, "line", line, "bytes", n)
+	if !r.started && r.skipped > maxBanner {
+		return fmt.Errorf("the server wrote over %d bytes that are not JSON-RPC to its stdout before its first message", maxBanner)
+	}
+	return err
 }
 
 // skipLine skips the rest of a line, returning how long it was, without

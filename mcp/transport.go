@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,21 +63,47 @@ func (s *session) close() error {
 	return err
 }
 
-// dial starts the server (for stdio) and opens a session.
+// dial starts the server (for stdio) and opens a session. When ctx ends
+// with a [TimeoutError] as its cause, that is the error.
 func (s *Source) dial(ctx context.Context) (*session, error) {
 	t, proc, err := s.transport(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("server %q failed to start: %w", s.name, err)
+		return nil, s.startError(ctx, nil, err)
 	}
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
-			_ = proc.Close()
-			proc.cleanup()
+			proc.abort()
 		}
-		return nil, fmt.Errorf("server %q failed to start: %w", s.name, err)
+		return nil, s.startError(ctx, proc, err)
+	}
+	if proc != nil {
+		proc.started()
 	}
 	return newSession(cs, proc), nil
+}
+
+// startError describes a failed start: a timeout as such, and for a stdio
+// server, how its process exited and the last lines of its stderr.
+func (s *Source) startError(ctx context.Context, proc *process, err error) error {
+	var stderr []string
+	if proc != nil {
+		stderr = proc.stderr.last()
+	}
+	var te *TimeoutError
+	if errors.As(context.Cause(ctx), &te) {
+		te := *te
+		te.Stderr = stderr
+		return &te
+	}
+	if proc == nil {
+		return fmt.Errorf("server %q failed to start: %w", s.name, err)
+	}
+	var exit *exec.ExitError
+	if errors.As(proc.waitErr, &exit) {
+		return fmt.Errorf("server %q failed to start: %w; its process exited: %w%s", s.name, err, exit, stderrNote(stderr))
+	}
+	return fmt.Errorf("server %q failed to start: %w%s", s.name, err, stderrNote(stderr))
 }
 
 // transport returns a new transport to the server.
@@ -111,11 +138,22 @@ func connectionLost(err error) bool {
 // maxLine bounds a logged stderr line; longer lines are logged in pieces.
 const maxLine = 8 << 10
 
-// lineLog logs what a server writes to its stderr, one record per line.
+// The last lines of a stdio server's stderr are kept for its errors: at
+// most stderrLines lines and stderrBytes bytes, whether or not there is a
+// logger.
+const (
+	stderrLines = 20
+	stderrBytes = 4 << 10
+)
+
+// lineLog logs what a server writes to its stderr, one record per line,
+// and keeps its last lines.
 type lineLog struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log  *slog.Logger
+	mu   sync.Mutex
+	buf  []byte
+	tail []string // the last lines, oldest first
+	size int      // of tail, in bytes
 }
 
 // Write implements [io.Writer].
@@ -145,11 +183,28 @@ func (w *lineLog) flush() {
 	w.emit()
 }
 
-// emit logs the buffered line. w.mu must be held.
+// last returns the last lines written, oldest first.
+func (w *lineLog) last() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.tail)
+}
+
+// emit logs the buffered line and keeps it. w.mu must be held.
 func (w *lineLog) emit() {
 	line := strings.TrimRight(string(w.buf), "\r")
 	w.buf = w.buf[:0]
-	if strings.TrimSpace(line) != "" {
-		w.log.Info("mcp server stderr", "line", line)
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	w.log.Info("mcp server stderr", "line", line)
+	if len(line) > stderrBytes {
+		line = line[:stderrBytes]
+	}
+	w.tail = append(w.tail, line)
+	w.size += len(line)
+	for len(w.tail) > stderrLines || w.size > stderrBytes {
+		w.size -= len(w.tail[0])
+		w.tail = w.tail[1:]
 	}
 }
