@@ -132,11 +132,8 @@ func (s *session) converse(ctx context.Context, first func(context.Context) *too
 	if res != nil {
 		msgs = res.Messages
 	}
-	if err := s.after(res, err); err != nil && !errors.Is(err, errInterrupted) {
-		if errors.Is(err, errPaused) {
-			return err
-		}
-		fmt.Fprintf(s.e.stderr, "toolloop: %v\n", err)
+	if err := s.afterPrompt(res, err); err != nil {
+		return err
 	}
 	for {
 		fmt.Fprint(s.e.stdout, "\n> ")
@@ -157,13 +154,25 @@ func (s *session) converse(ctx context.Context, first func(context.Context) *too
 		if res != nil {
 			msgs = res.Messages
 		}
-		if err := s.after(res, err); err != nil && !errors.Is(err, errInterrupted) {
-			if errors.Is(err, errPaused) {
-				return err
-			}
-			fmt.Fprintf(s.e.stderr, "toolloop: %v\n", err)
+		if err := s.afterPrompt(res, err); err != nil {
+			return err
 		}
 	}
+}
+
+// afterPrompt ends one prompt of a conversation: a failed turn is
+// reported and the conversation goes on, an interrupted one goes on
+// silently, and a paused run ends it (errPaused).
+func (s *session) afterPrompt(res *toolloop.RunResult, err error) error {
+	err = s.after(res, err)
+	switch {
+	case err == nil, errors.Is(err, errInterrupted):
+		return nil
+	case errors.Is(err, errPaused):
+		return err
+	}
+	fmt.Fprintf(s.e.stderr, "toolloop: %v\n", err)
+	return nil
 }
 
 // after reports how a turn ended.
