@@ -108,9 +108,17 @@ func TestEverything(t *testing.T) {
 			progress = append(progress, *e.Progress)
 		}
 	}
-	// The last notification may trail the result and be dropped; the
-	// others arrive in order.
-	require.GreaterOrEqual(t, len(progress), 2, "progress events: %+v", progress)
-	assert.Equal(t, toolloop.Progress{Done: 1, Total: 3}, progress[0])
-	assert.Equal(t, toolloop.Progress{Done: 2, Total: 3}, progress[1])
+	// The server reports steps 1, 2 and 3 of 3, half a second apart. The
+	// last may trail the result and be dropped, and the loop coalesces
+	// reports that come closer together than its progress interval (as
+	// they may on a loaded machine), so what arrives is some of them, in
+	// order.
+	require.NotEmpty(t, progress, "no progress events")
+	for i, p := range progress {
+		assert.Equal(t, 3.0, p.Total, "progress %d: %+v", i, progress)
+		assert.True(t, p.Done >= 1 && p.Done <= 3, "progress %d: %+v", i, progress)
+		if i > 0 {
+			assert.Greater(t, p.Done, progress[i-1].Done, "progress out of order: %+v", progress)
+		}
+	}
 }
