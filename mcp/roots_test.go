@@ -5,6 +5,7 @@ package mcp_test
 import (
 	"context"
 	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -121,4 +122,33 @@ func TestRootsGo(t *testing.T) {
 	assert.Equal(t, "file:///srv/a", callTool(ctx, t, src, "rooted__roots", `{}`).Text())
 	require.NoError(t, src.SetRoots([]string{"/srv/b", "file:///srv/c"}))
 	assert.Equal(t, "file:///srv/b file:///srv/c", callTool(ctx, t, src, "rooted__roots", `{}`).Text())
+}
+
+func TestServersSetRoots(t *testing.T) {
+	t.Parallel()
+	cfg := &mcp.Config{Servers: map[string]mcp.ServerConfig{
+		"shared": {Command: "server"},
+		"own":    {Command: "server", Roots: []string{"/srv/own"}},
+	}}
+	ss, err := mcp.NewServers(cfg, &mcp.Options{Roots: []string{"/srv/a"}})
+	require.NoError(t, err)
+	defer ss.Close()
+	require.NoError(t, ss.SetRoots([]string{"/srv/b"}))
+	assert.Equal(t, []string{"file:///srv/b"}, ss.Source("shared").Roots())
+	assert.Equal(t, []string{"file:///srv/own"}, ss.Source("own").Roots(), "a server's own roots stay")
+
+	// Too many roots: an error, and nothing changes.
+	many := make([]string, mcp.MaxRoots+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("/srv/%d", i)
+	}
+	require.Error(t, ss.SetRoots(many))
+	assert.Equal(t, []string{"file:///srv/b"}, ss.Source("shared").Roots())
+
+	// Servers without a roots capability are skipped, not an error.
+	none, err := mcp.NewServers(&mcp.Config{Servers: map[string]mcp.ServerConfig{"plain": {Command: "server"}}}, nil)
+	require.NoError(t, err)
+	defer none.Close()
+	require.NoError(t, none.SetRoots([]string{"/srv/b"}))
+	assert.Nil(t, none.Source("plain").Roots())
 }

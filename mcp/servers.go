@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -77,5 +78,27 @@ func (ss *Servers) Close() error {
 		wg.Go(func() { errs[i] = s.Close() })
 	}
 	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// SetRoots changes the workspace roots of every server that takes them
+// from [Options.Roots], as [Source.SetRoots] does for one: servers with
+// roots of their own ([ServerConfig].Roots) and servers with no roots
+// capability are left as they are. It is how a program whose workspace
+// moves tells all its servers at once. A bad directory changes nothing
+// and is returned.
+func (ss *Servers) SetRoots(dirs []string) error {
+	if _, err := rootURIs(dirs); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	var errs []error
+	for _, s := range ss.sources {
+		if s.cfg.Roots != nil {
+			continue
+		}
+		if err := s.SetRoots(dirs); err != nil && !errors.Is(err, ErrNoRoots) {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
