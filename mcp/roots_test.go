@@ -4,8 +4,8 @@ package mcp_test
 
 import (
 	"context"
-	"os"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
