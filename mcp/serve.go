@@ -83,6 +83,10 @@ type ServeOptions struct {
 // defaults (may write, destructive, open world). When the registry
 // changes, clients are sent notifications/tools/list_changed (see
 // [ServeOptions.ListPollInterval]).
+// The loop's ToolFilter and Deferred, which shape what the loop's own
+// model is offered each turn, do not apply: a client is offered every
+// tool of the registry, and a program that wants to serve fewer serves a
+// registry of its own with fewer.
 //
 // # Calls
 //
