@@ -18,6 +18,8 @@ import (
 // another MCP server, through this package's client: annotations,
 // progress and cancellation cross both hops.
 func TestServeProxiesAnotherServer(t *testing.T) {
+	workProgressed := make(chan struct{})
+	var progressedOnce sync.Once
 	inner := sdk.NewServer(&sdk.Implementation{Name: "inner"}, nil)
 	sdk.AddTool(inner, &sdk.Tool{Name: "work", Description: "Works in steps.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
@@ -27,6 +29,13 @@ func TestServeProxiesAnotherServer(t *testing.T) {
 				}); err != nil {
 					return nil, nil, err
 				}
+			}
+			// Progress that trails a call's result is dropped (the call
+			// is over), so the tool answers only once its progress has
+			// crossed both hops, or after a while if it never does.
+			select {
+			case <-workProgressed:
+			case <-time.After(5 * time.Second):
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "worked"}}}, nil, nil
 		})
@@ -67,7 +76,10 @@ func TestServeProxiesAnotherServer(t *testing.T) {
 			mu.Lock()
 			progress = append(progress, req.Params.Progress)
 			mu.Unlock()
-			if req.Params.ProgressToken == "block" {
+			switch req.Params.ProgressToken {
+			case "work":
+				progressedOnce.Do(func() { close(workProgressed) })
+			case "block":
 				cancel()
 			}
 		},
@@ -88,11 +100,15 @@ func TestServeProxiesAnotherServer(t *testing.T) {
 	res, err := cs.CallTool(t.Context(), params)
 	require.NoError(t, err)
 	assert.Equal(t, "worked", resultText(res))
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(progress) >= 1
-	}, 5*time.Second, 5*time.Millisecond, "no progress crossed the proxy")
+	select {
+	case <-workProgressed:
+	default:
+		t.Fatal("no progress crossed the proxy")
+	}
+	mu.Lock()
+	require.NotEmpty(t, progress)
+	assert.Subset(t, []float64{1, 2}, progress[:1], "the inner server's own progress values")
+	mu.Unlock()
 
 	block := &sdk.CallToolParams{Name: "inner__block", Arguments: map[string]any{}}
 	block.SetProgressToken("block")
