@@ -137,7 +137,11 @@ func orDur(d, def time.Duration) time.Duration {
 // A call goes to the server under the tool's original name, with a progress
 // token of its own: the server's progress notifications for it are reported
 // through [toolloop.Call.ReportProgress], so they reach the loop's events as
-// tool.execution_progress of that call. When the call's context is
+// tool.execution_progress of that call. Progress is best-effort: the SDK
+// hands notifications to their handler on a queue of its own, while the
+// result goes straight to the call, so a report sent just before the
+// result may be handled after it, and is then dropped, since nothing of a
+// call is reported after its result. When the call's context is
 // cancelled or times out, the SDK sends the server notifications/cancelled
 // and the call returns at once. A call whose context is done before it is
 // sent (it may wait for the server to start) sends nothing, and starts

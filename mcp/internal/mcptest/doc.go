@@ -7,7 +7,9 @@
 //   - echo: a normal tool; returns its text.
 //   - dotted.name: a tool whose name needs sanitizing to be a model-safe name.
 //   - add: structured output (and its JSON text fallback).
-//   - slow: reports progress for each step and notices cancellation.
+//   - slow: reports progress for each step and notices cancellation; with
+//     a progress token, it pings the client before it answers, so the
+//     client has handled every progress report by then.
 //   - fail: returns a result with isError set.
 //   - image: returns a tiny PNG.
 //   - rich: returns one block of every content type.
