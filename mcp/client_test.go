@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -18,43 +17,6 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/mcp"
 )
-
-// The reference filesystem server, pinned beside server-everything.
-var filesystemEntry = filepath.Join("testdata", "npm", "node_modules",
-	"@modelcontextprotocol", "server-filesystem", "dist", "index.js")
-
-// npmConfig starts one of the pinned npm servers by its entry point,
-// skipping as everythingConfig does.
-func npmConfig(t *testing.T, entry string, args ...string) mcp.ServerConfig {
-	t.Helper()
-	cfg := everythingConfig(t)
-	cfg.Args = append([]string{entry}, args...)
-	return cfg
-}
-
-// events collects what a source reports to Options.OnEvent.
-type events struct {
-	mu  sync.Mutex
-	all []toolloop.Event
-}
-
-func (e *events) record(ev toolloop.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-func (e *events) of(typ toolloop.EventType) []toolloop.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []toolloop.Event
-	for _, ev := range e.all {
-		if ev.Type == typ {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
 
 // newSource returns a source closed when the test ends, logging to logs.
 func newSource(t *testing.T, name string, cfg mcp.ServerConfig, opts mcp.Options, logs *logBuffer) *mcp.Source {

@@ -3,9 +3,6 @@ package mcp_test
 import (
 	"context"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,28 +16,12 @@ import (
 	"github.com/toolloop/toolloop/mcp"
 )
 
-// The reference TypeScript server, pinned in testdata/npm/package.json
-// and installed with: npm ci --prefix mcp/testdata/npm
-var everythingEntry = filepath.Join("testdata", "npm", "node_modules",
-	"@modelcontextprotocol", "server-everything", "dist", "index.js")
-
-// everythingConfig returns the config that starts the reference server over
-// stdio, or skips the test (fails it, when MCP_EVERYTHING_REQUIRED=1, as CI
-// sets) if Node or the server is missing.
+// everythingConfig returns the config that starts the reference server,
+// pinned in testdata/npm/package.json, over stdio, or skips the test (see
+// npmServer).
 func everythingConfig(t *testing.T) mcp.ServerConfig {
 	t.Helper()
-	skip := t.Skip
-	if os.Getenv("MCP_EVERYTHING_REQUIRED") == "1" {
-		skip = t.Fatal
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node not found; the cross-implementation test needs Node 20+")
-	}
-	if _, err := os.Stat(everythingEntry); err != nil {
-		skip("server-everything not installed; run: npm ci --prefix mcp/testdata/npm")
-	}
-	return mcp.ServerConfig{Command: node, Args: []string{everythingEntry, "stdio"}}
+	return npmServer(t, "server-everything", "stdio")
 }
 
 func TestEverything(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/mcp"
 )
 
@@ -63,14 +64,14 @@ func TestLogEventsGo(t *testing.T) {
 		})
 	cfg := inMemory(srv)
 	cfg.LogLevel = "warning"
-	ev := &events{}
+	ev := &looptest.Recorder{}
 	logs := &logBuffer{}
-	src := newSource(t, "logs", cfg, mcp.Options{OnEvent: ev.record}, logs)
+	src := newSource(t, "logs", cfg, mcp.Options{OnEvent: ev.Record}, logs)
 	ctx := testContext(t)
 	res := callTool(ctx, t, src, "logs__log", `{}`)
 	require.False(t, res.IsError(), res.Text())
-	require.Eventually(t, func() bool { return len(ev.of(mcp.EventLog)) >= 3 }, 5*time.Second, 10*time.Millisecond)
-	got := ev.of(mcp.EventLog)
+	require.Eventually(t, func() bool { return len(ev.Of(mcp.EventLog)) >= 3 }, 5*time.Second, 10*time.Millisecond)
+	got := ev.Of(mcp.EventLog)
 	require.Len(t, got, 3, "the debug message is below the level")
 	for _, e := range got {
 		assert.Equal(t, "logs", e.SourceName)
@@ -96,13 +97,13 @@ func TestLogEventsEverything(t *testing.T) {
 	t.Parallel()
 	cfg := everythingConfig(t)
 	cfg.LogLevel = "debug"
-	ev := &events{}
-	src := newSource(t, "everything", cfg, mcp.Options{OnEvent: ev.record}, nil)
+	ev := &looptest.Recorder{}
+	src := newSource(t, "everything", cfg, mcp.Options{OnEvent: ev.Record}, nil)
 	ctx := testContext(t)
 	res := callTool(ctx, t, src, "everything__toggle-simulated-logging", `{}`)
 	require.False(t, res.IsError(), res.Text())
-	require.Eventually(t, func() bool { return len(ev.of(mcp.EventLog)) > 0 }, 10*time.Second, 20*time.Millisecond)
-	l := decodeLog(t, ev.of(mcp.EventLog)[0])
+	require.Eventually(t, func() bool { return len(ev.Of(mcp.EventLog)) > 0 }, 10*time.Second, 20*time.Millisecond)
+	l := decodeLog(t, ev.Of(mcp.EventLog)[0])
 	assert.Contains(t, []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l.Level)
 	assert.Contains(t, string(l.Data), "message")
 }
@@ -120,8 +121,8 @@ func TestLogLevelEverything(t *testing.T) {
 			t.Parallel()
 			cfg := everythingConfig(t)
 			cfg.LogLevel = tt.level
-			ev := &events{}
-			src := newSource(t, "everything", cfg, mcp.Options{OnEvent: ev.record}, nil)
+			ev := &looptest.Recorder{}
+			src := newSource(t, "everything", cfg, mcp.Options{OnEvent: ev.Record}, nil)
 			ctx := testContext(t)
 			require.NoError(t, src.Subscribe(ctx, "demo://resource/dynamic/text/1"))
 			// A round trip after the subscription: its log message, sent
@@ -129,10 +130,10 @@ func TestLogLevelEverything(t *testing.T) {
 			res := callTool(ctx, t, src, "everything__echo", `{"message":"x"}`)
 			require.False(t, res.IsError(), res.Text())
 			var got bool
-			for _, e := range ev.of(mcp.EventLog) {
+			for _, e := range ev.Of(mcp.EventLog) {
 				got = got || strings.Contains(e.Text, "Received Subscribe Resource request")
 			}
-			assert.Equal(t, tt.want, got, "events: %v", ev.of(mcp.EventLog))
+			assert.Equal(t, tt.want, got, "events: %v", ev.Of(mcp.EventLog))
 		})
 	}
 }

@@ -27,19 +27,30 @@ import (
 // MCP_EVERYTHING_REQUIRED=1, as CI sets) if Node or the server is missing.
 func npmServer(t testing.TB, pkg string, args ...string) mcp.ServerConfig {
 	t.Helper()
-	entry := filepath.Join("testdata", "npm", "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+	entry := filepath.Join(pkg, "dist", "index.js")
+	node, path := npmPeer(t, entry)
+	return mcp.ServerConfig{Command: node, Args: append([]string{path}, args...)}
+}
+
+// npmPeer returns the node binary and the path of file, which is relative
+// to the @modelcontextprotocol packages installed from testdata/npm; or
+// skips the test (fails it when MCP_EVERYTHING_REQUIRED=1, as CI sets) if
+// Node or the package is missing.
+func npmPeer(t testing.TB, file string) (node, path string) {
+	t.Helper()
 	skip := t.Skip
 	if os.Getenv("MCP_EVERYTHING_REQUIRED") == "1" {
 		skip = t.Fatal
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		skip("node not found; the reference-server tests need Node 20+")
+		skip("node not found; the tests against npm peers need Node 20+")
 	}
-	if _, err := os.Stat(entry); err != nil {
-		skip(pkg + " not installed; run: npm ci --prefix mcp/testdata/npm")
+	path = filepath.Join("testdata", "npm", "node_modules", "@modelcontextprotocol", file)
+	if _, err := os.Stat(path); err != nil {
+		skip(strings.SplitN(file, string(filepath.Separator), 2)[0] + " not installed; run: npm ci --prefix mcp/testdata/npm")
 	}
-	return mcp.ServerConfig{Command: node, Args: append([]string{entry}, args...)}
+	return node, path
 }
 
 // runTurns runs the loop over a scripted model: the given turns of calls,

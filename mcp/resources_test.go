@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/mcp"
 )
 
@@ -16,8 +17,8 @@ import (
 // server-everything's resources, and gets its prompts.
 func TestResourcesEverything(t *testing.T) {
 	t.Parallel()
-	ev := &events{}
-	src := newSource(t, "everything", everythingConfig(t), mcp.Options{OnEvent: ev.record, MaxOutputBytes: 2048}, nil)
+	ev := &looptest.Recorder{}
+	src := newSource(t, "everything", everythingConfig(t), mcp.Options{OnEvent: ev.Record, MaxOutputBytes: 2048}, nil)
 	ctx := testContext(t)
 
 	var uris []string
@@ -66,8 +67,8 @@ func TestResourcesEverything(t *testing.T) {
 	require.NoError(t, src.Subscribe(ctx, "demo://resource/dynamic/text/1"))
 	res := callTool(ctx, t, src, "everything__toggle-subscriber-updates", `{}`)
 	require.False(t, res.IsError(), res.Text())
-	require.Eventually(t, func() bool { return len(ev.of(mcp.EventResourceUpdated)) > 0 }, 10*time.Second, 20*time.Millisecond)
-	up := ev.of(mcp.EventResourceUpdated)[0]
+	require.Eventually(t, func() bool { return len(ev.Of(mcp.EventResourceUpdated)) > 0 }, 10*time.Second, 20*time.Millisecond)
+	up := ev.Of(mcp.EventResourceUpdated)[0]
 	assert.Equal(t, "demo://resource/dynamic/text/1", up.Text)
 	assert.Equal(t, "everything", up.SourceName)
 	require.NoError(t, src.Unsubscribe(ctx, "demo://resource/dynamic/text/1"))

@@ -23,7 +23,7 @@ import (
 // follows their changes.
 func TestRootsFilesystem(t *testing.T) {
 	t.Parallel()
-	cfg := npmConfig(t, filesystemEntry)
+	cfg := npmServer(t, "server-filesystem")
 	dirA, dirB := realDir(t), realDir(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dirA, "a.txt"), []byte("in A"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dirB, "b.txt"), []byte("in B"), 0o600))

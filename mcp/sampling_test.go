@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
 	"github.com/toolloop/toolloop/mcp"
 )
 
@@ -70,10 +71,10 @@ func TestSamplingEverything(t *testing.T) {
 			})
 			cfg := everythingConfig(t)
 			cfg.Sampling = true
-			ev := &events{}
+			ev := &looptest.Recorder{}
 			src := newSource(t, "everything", cfg, mcp.Options{
 				Sampling: &mcp.Sampling{Model: model, Approve: tt.approve, MaxTokens: 8 * boolInt(tt.maxToks == 8)},
-				OnEvent:  ev.record,
+				OnEvent:  ev.Record,
 			}, nil)
 			ctx := testContext(t)
 			res := callTool(ctx, t, src, "everything__trigger-sampling-request", tt.args)
@@ -85,7 +86,7 @@ func TestSamplingEverything(t *testing.T) {
 
 			mu.Lock()
 			defer mu.Unlock()
-			samples := ev.of(mcp.EventSampling)
+			samples := ev.Of(mcp.EventSampling)
 			require.Len(t, samples, 1, "one sampling event per request")
 			e := samples[0]
 			assert.Equal(t, "everything", e.SourceName)

@@ -20,27 +20,13 @@ import (
 
 // The TypeScript SDK's client drives the conformance run; it is pinned in
 // testdata/npm/package.json with the reference servers.
-var (
-	conformanceScript = filepath.Join("testdata", "npm", "conformance.mjs")
-	tsClientEntry     = filepath.Join("testdata", "npm", "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-)
+var conformanceScript = filepath.Join("testdata", "npm", "conformance.mjs")
 
-// nodeForConformance returns the node binary, or skips the test (fails it
-// when MCP_EVERYTHING_REQUIRED=1, as CI sets) if Node or the SDK is
-// missing.
+// nodeForConformance returns the node binary, or skips the test (see
+// npmPeer) if Node or the TypeScript SDK is missing.
 func nodeForConformance(t *testing.T) string {
 	t.Helper()
-	skip := t.Skip
-	if os.Getenv("MCP_EVERYTHING_REQUIRED") == "1" {
-		skip = t.Fatal
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node not found; the conformance run needs Node 20+")
-	}
-	if _, err := os.Stat(tsClientEntry); err != nil {
-		skip("the TypeScript SDK is not installed; run: npm ci --prefix mcp/testdata/npm")
-	}
+	node, _ := npmPeer(t, filepath.Join("sdk", "package.json"))
 	return node
 }
 
