@@ -27,7 +27,7 @@ func spend(r *toolloop.Response, in, out int64) *toolloop.Response {
 
 // testModels prices test-model at $1 per million input tokens and $2 per
 // million output tokens.
-var testModels = toolloop.Models{"test-model": {Price: &toolloop.Price{Input: 1, Output: 2}}}
+var testModels = toolloop.ModelTable{"test-model": {Price: &toolloop.Price{Input: 1, Output: 2}}}
 
 // counter is a tool that counts its runs by call ID.
 type counter struct {
@@ -88,8 +88,8 @@ func researcher(t *testing.T, c *counter) *toolloop.AgentLoop {
 		Model: looptest.NewModel(t,
 			looptest.Turn{Reply: spend(looptest.Calls(looptest.Call("call_1", "read", `{"path":"a.txt"}`)), 100, 10)},
 			looptest.Turn{Reply: spend(looptest.Text("a.txt says hello"), 200, 20)}),
-		Tools:  registry(t, c.tool("read", false)),
-		Models: testModels,
+		Tools:      registry(t, c.tool("read", false)),
+		ModelTable: testModels,
 	}
 }
 
@@ -104,8 +104,8 @@ func TestAgentToolRunsTheChild(t *testing.T) {
 		Model: looptest.NewModel(t,
 			looptest.Turn{Reply: spend(looptest.Calls(looptest.Call("call_1", "research", `{"task":"What does a.txt say?"}`)), 1000, 50)},
 			looptest.Turn{Reply: spend(looptest.Text("It says hello."), 2000, 60)}),
-		Tools:  registry(t, agent),
-		Models: testModels,
+		Tools:      registry(t, agent),
+		ModelTable: testModels,
 		OnEvent: func(e toolloop.Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -267,7 +267,7 @@ func newPauseFixture(t *testing.T, script bool) *pauseFixture {
 		Tools:            registry(t, f.childTools.tool("write", true), f.childTools.tool("read", false)),
 		Guard:            destructiveAsks,
 		PauseForApproval: true,
-		Models:           testModels,
+		ModelTable:       testModels,
 	}
 	f.parent = &toolloop.AgentLoop{
 		Model: reply(
@@ -275,8 +275,8 @@ func newPauseFixture(t *testing.T, script bool) *pauseFixture {
 				looptest.Call("call_1", "clerk", `{"task":"write a and b"}`),
 				looptest.Call("call_2", "read", `{"path":"x"}`)), 1000, 50),
 			spend(looptest.Text("a is written"), 2000, 60)),
-		Tools:  registry(t, toolloop.NewAgentTool("clerk", "Writes files.", child), f.parentTools.tool("read", false)),
-		Models: testModels,
+		Tools:      registry(t, toolloop.NewAgentTool("clerk", "Writes files.", child), f.parentTools.tool("read", false)),
+		ModelTable: testModels,
 	}
 	return f
 }
@@ -534,11 +534,12 @@ func TestAgentToolFailures(t *testing.T) {
 		{
 			name: "limit",
 			child: func(t *testing.T) *toolloop.AgentLoop {
-				return &toolloop.AgentLoop{MaxIterations: 1, Model: looptest.NewModel(t,
+				return &toolloop.AgentLoop{Model: looptest.NewModel(t,
 					looptest.Turn{Reply: looptest.Calls(looptest.Call("r", "read", `{"path":"a"}`))}),
-					Tools: registry(t, new(counter).tool("read", false))}
+					Tools: registry(t, new(counter).tool("read", false)), Budget: toolloop.Budget{MaxTurns: 1},
+				}
 			},
-			kind: toolloop.KindExecutionFailed, wantErr: toolloop.ErrMaxIterations,
+			kind: toolloop.KindExecutionFailed, wantErr: &toolloop.BudgetError{Limit: toolloop.LimitTurns, Used: 1, Max: 1},
 		},
 		{
 			name:  "no model",

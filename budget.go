@@ -9,29 +9,43 @@ import (
 )
 
 // ErrBudget is matched by every *[BudgetError]: the run reached a limit of
-// its [Budget] or its StopWhen said stop.
+// its [Budget] (turns, tokens, cost, time, tool calls, output retries,
+// send-backs or failures), or its StopWhen said stop.
 var ErrBudget = errors.New("toolloop: the run reached a limit of its budget")
-
-// ErrToolFailures is matched by every *[FailureError]: the run stopped on
-// failed tool calls, as its [FailurePolicy] says.
-var ErrToolFailures = errors.New("toolloop: the run stopped on failed tool calls")
 
 // Limit names a limit of a [Budget].
 type Limit string
 
 // The limits a run can reach.
 const (
+	// LimitTurns: the model was still calling tools after Budget.MaxTurns
+	// turns.
+	LimitTurns        Limit = "turns"
 	LimitInputTokens  Limit = "input_tokens"
 	LimitOutputTokens Limit = "output_tokens"
 	LimitTotalTokens  Limit = "total_tokens"
 	LimitCost         Limit = "cost"
 	LimitDuration     Limit = "duration"
 	LimitToolCalls    Limit = "tool_calls"
+	// LimitOutputRetries: the model's final answer still did not match
+	// the output schema after Budget.MaxOutputRetries send-backs; the
+	// BudgetError wraps the *OutputError.
+	LimitOutputRetries Limit = "output_retries"
+	// LimitSendBacks: the turn processors sent a turn back more than
+	// Budget.MaxSendBacks times in a row.
+	LimitSendBacks Limit = "send_backs"
+	// LimitFailures: failed tool calls stopped the run
+	// (Budget.MaxConsecutiveFailures or StopOnFailure); the BudgetError
+	// wraps the *FailureError.
+	LimitFailures Limit = "failures"
 	// LimitStopWhen: the budget's StopWhen returned true.
 	LimitStopWhen Limit = "stop_when"
 )
 
-// Budget limits what a run may spend. The zero value limits nothing.
+// Budget says when a run stops: how many turns it may take, what it may
+// spend (tokens, cost, time, tool calls), how often a bad answer or turn
+// is sent back, and how many failures it bears. The zero value limits
+// nothing but the turns (20), output retries (2) and send-backs (2).
 //
 // The loop checks the limits before every model turn, so a run stops
 // between turns: the turn that crosses a token or cost limit finishes
@@ -40,12 +54,15 @@ const (
 // as not run. MaxDuration cancels the model turn or the calls in progress
 // when it passes, as a context deadline would.
 //
-// When a limit is reached the run ends with a *[BudgetError] naming it,
-// and the transcript so far; with WrapUp, the model is first asked for a
-// final answer, with tools disabled. Calls of the output tool (see
-// [AgentLoop.Output]) are not tool calls: MaxToolCalls neither counts nor
-// holds them back.
+// Every limit ends the run with a *[BudgetError] naming it (errors.Is
+// with [ErrBudget]) and the transcript so far; with WrapUp, the model is
+// first asked for a final answer, with tools disabled. Calls of the
+// output tool (see [AgentLoop.Output]) are not tool calls: MaxToolCalls
+// neither counts nor holds them back.
 type Budget struct {
+	// MaxTurns bounds the model turns of a run that keeps calling tools;
+	// 0 means 20.
+	MaxTurns int
 	// MaxInputTokens, MaxOutputTokens and MaxTotalTokens bound the tokens
 	// the run's model turns report (Usage); 0 means no limit.
 	MaxInputTokens  int64
@@ -53,9 +70,9 @@ type Budget struct {
 	MaxTotalTokens  int64
 	// MaxCost bounds the run's cost in US dollars (see [Price]); 0 means
 	// no limit. Each turn is priced by the model its response names, from
-	// AgentLoop.Models and then [LookupModel]; a run with MaxCost ends
-	// with an error at the first turn whose model has no price, rather
-	// than spend without counting.
+	// AgentLoop.ModelTable and then [LookupModel]; a run with MaxCost
+	// ends with an error at the first turn whose model has no price,
+	// rather than spend without counting.
 	MaxCost float64
 	// MaxDuration bounds the wall-clock time of each Run or Resume call;
 	// 0 means no limit. Time spent paused for approval, between Run and
@@ -64,12 +81,32 @@ type Budget struct {
 	// MaxToolCalls bounds the number of tool calls the run makes; 0 means
 	// no limit.
 	MaxToolCalls int
+
+	// MaxOutputRetries bounds how many invalid final answers (see
+	// AgentLoop.Output) are sent back to the model; the next ends the run
+	// with LimitOutputRetries. 0 means 2, and a negative value sends none
+	// back.
+	MaxOutputRetries int
+	// MaxSendBacks bounds how many times in a row the turn processors may
+	// send a turn back; the next send-back ends the run with
+	// LimitSendBacks. 0 means 2; a negative value allows none.
+	MaxSendBacks int
+	// MaxConsecutiveFailures ends the run after this many failed calls in
+	// a row, in call order across turns; 0 means no limit. A result counts
+	// as failed when its status is error, whatever its kind. The zero
+	// value suits most agents: the model sees each failure and carries
+	// on.
+	MaxConsecutiveFailures int
+	// StopOnFailure ends the run at the first failed call of one of these
+	// kinds.
+	StopOnFailure []ErrorKind
+
 	// StopWhen, if set, is asked before every model turn after the first;
 	// returning true ends the run as a limit does, with [LimitStopWhen].
 	StopWhen func(RunStatus) bool
 
 	// WrapUp asks the model for a final answer when a limit is reached
-	// (MaxIterations and StopWhen included): the loop appends a user
+	// (MaxTurns and StopWhen included): the loop appends a user
 	// message saying which limit was reached and takes one more turn with
 	// tool choice none. Calls the model makes anyway are answered as not
 	// run. The run still ends with the limit's error; RunResult.FinalText
@@ -126,20 +163,33 @@ type RunStatus struct {
 }
 
 // BudgetError is the error a run ends with when it reaches a limit of its
-// [Budget]. It matches [ErrBudget].
+// [Budget]. It matches [ErrBudget]. Err, when set, says more: a
+// *[FailureError] for LimitFailures, an *[OutputError] for
+// LimitOutputRetries; errors.As reaches it.
 type BudgetError struct {
 	Limit Limit
 	// Used and Max are the amount spent and the limit, in the limit's
-	// unit: tokens, US dollars, seconds or calls. Both are 0 for
-	// LimitStopWhen.
+	// unit: turns, tokens, US dollars, seconds, calls, answers or
+	// send-backs. Both are 0 for LimitStopWhen and LimitFailures.
 	Used, Max float64
+	// Err is the cause, or nil.
+	Err error
 }
 
 // Error implements the error interface.
-func (e *BudgetError) Error() string { return "toolloop: the run reached its " + e.describe() }
+func (e *BudgetError) Error() string {
+	s := "toolloop: the run reached its " + e.describe()
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
 
 // Is reports whether target is ErrBudget.
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+
+// Unwrap returns the cause, Err.
+func (e *BudgetError) Unwrap() error { return e.Err }
 
 // describe names the limit and its amounts, for people and for the
 // wrap-up message.
@@ -148,6 +198,10 @@ func (e *BudgetError) describe() string {
 	switch e.Limit {
 	case LimitStopWhen:
 		return "stop condition"
+	case LimitFailures:
+		return "failure limit"
+	case LimitTurns:
+		return fmt.Sprintf("turn limit: the model was still calling tools after %s turns", num(e.Max))
 	case LimitCost:
 		return fmt.Sprintf("cost limit: $%.4f spent of $%s", e.Used, num(e.Max))
 	case LimitDuration:
@@ -155,6 +209,10 @@ func (e *BudgetError) describe() string {
 			time.Duration(e.Max*float64(time.Second)))
 	case LimitToolCalls:
 		return fmt.Sprintf("tool-call limit: %s calls of %s", num(e.Used), num(e.Max))
+	case LimitOutputRetries:
+		return fmt.Sprintf("output-retry limit: %s invalid answers, %s sent back", num(e.Used), num(e.Max))
+	case LimitSendBacks:
+		return fmt.Sprintf("send-back limit: %s send-backs in a row, of %s", num(e.Used), num(e.Max))
 	}
 	return fmt.Sprintf("%s limit: %s of %s", limitWords[e.Limit], num(e.Used), num(e.Max))
 }
@@ -194,7 +252,7 @@ func (b *Budget) durationError(elapsed time.Duration) *BudgetError {
 }
 
 // WrapUpMessage returns the user message of the wrap-up turn after the
-// run reached limit: a *BudgetError, ErrMaxIterations, or another error,
+// run reached limit: a *BudgetError, or another error,
 // described by its message. Drivers that schedule turns themselves (the
 // temporal package) call it; AgentLoop.Run does.
 func (b *Budget) WrapUpMessage(limit error) Message {
@@ -204,12 +262,8 @@ func (b *Budget) WrapUpMessage(limit error) Message {
 // limitReason describes a limit for the wrap-up message and the
 // transcript edit that adds it.
 func limitReason(limit error) string {
-	var be *BudgetError
-	switch {
-	case errors.As(limit, &be):
+	if be, ok := errors.AsType[*BudgetError](limit); ok {
 		return be.describe()
-	case errors.Is(limit, ErrMaxIterations):
-		return "the maximum number of model turns"
 	}
 	return limit.Error()
 }
@@ -242,21 +296,9 @@ func countVerb(p string) int {
 	return n
 }
 
-// FailurePolicy says when failed tool calls end a run. The zero value
-// never does: the model sees each failure and carries on, which is right
-// for most agents. A result counts as failed when its status is error,
-// whatever its kind.
-type FailurePolicy struct {
-	// MaxConsecutive ends the run after this many failed calls in a row,
-	// in call order across turns; 0 means no limit.
-	MaxConsecutive int
-	// StopOn ends the run at the first failure of one of these kinds.
-	StopOn []ErrorKind
-}
-
-// FailureError is the error a run ends with when its [FailurePolicy]
-// stops it. It matches [ErrToolFailures]. The transcript holds every
-// result of the turn, the failed ones included.
+// FailureError is the cause of the *BudgetError a run ends with when
+// failed tool calls stop it (LimitFailures): which call failed. The
+// transcript holds every result of the turn, the failed ones included.
 type FailureError struct {
 	// CallID, Tool and Kind describe the failure that stopped the run.
 	CallID string
@@ -264,28 +306,26 @@ type FailureError struct {
 	Kind   ErrorKind
 	// Consecutive counts the failed calls in a row, that one included.
 	Consecutive int
-	// StopOn reports that the kind is one of FailurePolicy.StopOn, rather
-	// than MaxConsecutive being reached.
+	// StopOn reports that the kind is one of Budget.StopOnFailure, rather
+	// than MaxConsecutiveFailures being reached.
 	StopOn bool
 }
 
 // Error implements the error interface.
 func (e *FailureError) Error() string {
 	if e.StopOn {
-		return fmt.Sprintf("toolloop: the run stopped: call %s of %s failed with %s", e.CallID, e.Tool, e.Kind)
+		return fmt.Sprintf("call %s of %s failed with %s", e.CallID, e.Tool, e.Kind)
 	}
-	return fmt.Sprintf("toolloop: the run stopped after %d failed tool calls in a row (the last: %s of %s, %s)",
+	return fmt.Sprintf("%d failed tool calls in a row (the last: %s of %s, %s)",
 		e.Consecutive, e.CallID, e.Tool, e.Kind)
 }
 
-// Is reports whether target is ErrToolFailures.
-func (e *FailureError) Is(target error) bool { return target == ErrToolFailures }
-
-// Check counts results, in call order, onto consecutive (the failures in a
-// row so far), and returns the new count and the failure that stops the
-// run, if any. Drivers that schedule calls themselves call it after each
-// turn; AgentLoop.Run does.
-func (p *FailurePolicy) Check(consecutive int, results []*ToolResult) (int, *FailureError) {
+// CheckFailures counts results, in call order, onto consecutive (the
+// failures in a row so far), and returns the new count and, if failures
+// stop the run (MaxConsecutiveFailures, StopOnFailure), its error, with
+// Limit LimitFailures and the *FailureError as its cause. Drivers that
+// schedule calls themselves call it after each turn; AgentLoop.Run does.
+func (b *Budget) CheckFailures(consecutive int, results []*ToolResult) (int, *BudgetError) {
 	var stop *FailureError
 	for _, r := range results {
 		if r == nil {
@@ -303,11 +343,32 @@ func (p *FailurePolicy) Check(consecutive int, results []*ToolResult) (int, *Fai
 		if r.Error != nil {
 			kind = r.Error.Kind
 		}
-		if slices.Contains(p.StopOn, kind) {
+		if slices.Contains(b.StopOnFailure, kind) {
 			stop = &FailureError{CallID: r.CallID, Tool: r.Name, Kind: kind, Consecutive: consecutive, StopOn: true}
-		} else if p.MaxConsecutive > 0 && consecutive >= p.MaxConsecutive {
+		} else if b.MaxConsecutiveFailures > 0 && consecutive >= b.MaxConsecutiveFailures {
 			stop = &FailureError{CallID: r.CallID, Tool: r.Name, Kind: kind, Consecutive: consecutive}
 		}
 	}
-	return consecutive, stop
+	if stop == nil {
+		return consecutive, nil
+	}
+	return consecutive, &BudgetError{Limit: LimitFailures, Err: stop}
+}
+
+// WithDefaults returns b with each zero field that has a default set to
+// it (MaxTurns 20, MaxOutputRetries 2, MaxSendBacks 2), so that those
+// fields hold the limit in force; a negative MaxOutputRetries or
+// MaxSendBacks (none) stays negative. Drivers that run turns themselves
+// (the temporal package) use it to apply the budget exactly as Run does.
+func (b Budget) WithDefaults() Budget {
+	if b.MaxTurns <= 0 {
+		b.MaxTurns = 20
+	}
+	if b.MaxOutputRetries == 0 {
+		b.MaxOutputRetries = 2
+	}
+	if b.MaxSendBacks == 0 {
+		b.MaxSendBacks = 2
+	}
+	return b
 }

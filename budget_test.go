@@ -59,7 +59,7 @@ func TestModelsLookup(t *testing.T) {
 	assert.Less(t, mini.Price.Input, full.Price.Input, "the longest name wins")
 
 	// The loop's own table comes first, and may name the scripted model.
-	l := &toolloop.AgentLoop{Models: toolloop.Models{"": {ContextWindow: 10}, "gpt-4.1": {ContextWindow: 5}}}
+	l := &toolloop.AgentLoop{ModelTable: toolloop.ModelTable{"": {ContextWindow: 10}, "gpt-4.1": {ContextWindow: 5}}}
 	info, ok := l.ModelInfo("gpt-4.1-2025-04-14")
 	assert.True(t, ok)
 	assert.Equal(t, 5, info.ContextWindow)
@@ -122,31 +122,39 @@ func TestBudgetCheck(t *testing.T) {
 	assert.Nil(t, b.Check(toolloop.RunStatus{}))
 }
 
-func TestFailurePolicyCheck(t *testing.T) {
+func TestCheckFailures(t *testing.T) {
 	ok := &toolloop.ToolResult{CallID: "ok", Status: toolloop.StatusOK}
 	fail := func(id string, kind toolloop.ErrorKind) *toolloop.ToolResult {
 		return &toolloop.ToolResult{CallID: id, Name: "t", Status: toolloop.StatusError, Error: &toolloop.ToolError{Kind: kind}}
 	}
-	var zero toolloop.FailurePolicy
-	n, fe := zero.Check(0, []*toolloop.ToolResult{fail("a", toolloop.KindPanic), fail("b", toolloop.KindTimeout)})
+	cause := func(be *toolloop.BudgetError) *toolloop.FailureError {
+		t.Helper()
+		require.NotNil(t, be)
+		assert.Equal(t, toolloop.LimitFailures, be.Limit)
+		fe, ok := errors.AsType[*toolloop.FailureError](be)
+		require.True(t, ok, "the failure is the cause")
+		return fe
+	}
+	var zero toolloop.Budget
+	n, be := zero.CheckFailures(0, []*toolloop.ToolResult{fail("a", toolloop.KindPanic), fail("b", toolloop.KindTimeout)})
 	assert.Equal(t, 2, n)
-	assert.Nil(t, fe, "the zero policy never stops")
+	assert.Nil(t, be, "the zero budget never stops on failures")
 
-	p := toolloop.FailurePolicy{MaxConsecutive: 3}
-	n, fe = p.Check(1, []*toolloop.ToolResult{fail("a", toolloop.KindNotFound), ok, fail("b", toolloop.KindNotFound)})
+	b := toolloop.Budget{MaxConsecutiveFailures: 3}
+	n, be = b.CheckFailures(1, []*toolloop.ToolResult{fail("a", toolloop.KindNotFound), ok, fail("b", toolloop.KindNotFound)})
 	assert.Equal(t, 1, n, "a success resets the count")
-	assert.Nil(t, fe)
-	n, fe = p.Check(n, []*toolloop.ToolResult{fail("c", toolloop.KindInvalidArgs), fail("d", toolloop.KindDenied), nil})
+	assert.Nil(t, be)
+	n, be = b.CheckFailures(n, []*toolloop.ToolResult{fail("c", toolloop.KindInvalidArgs), fail("d", toolloop.KindDenied), nil})
 	assert.Equal(t, 3, n)
-	require.NotNil(t, fe)
+	fe := cause(be)
 	assert.Equal(t, "d", fe.CallID)
 	assert.Equal(t, 3, fe.Consecutive)
 	assert.False(t, fe.StopOn)
-	assert.ErrorIs(t, fe, toolloop.ErrToolFailures)
+	assert.ErrorIs(t, be, toolloop.ErrBudget)
 
-	p = toolloop.FailurePolicy{StopOn: []toolloop.ErrorKind{toolloop.KindTimeout}}
-	_, fe = p.Check(0, []*toolloop.ToolResult{fail("a", toolloop.KindPanic), fail("b", toolloop.KindTimeout), fail("c", toolloop.KindTimeout)})
-	require.NotNil(t, fe)
+	b = toolloop.Budget{StopOnFailure: []toolloop.ErrorKind{toolloop.KindTimeout}}
+	_, be = b.CheckFailures(0, []*toolloop.ToolResult{fail("a", toolloop.KindPanic), fail("b", toolloop.KindTimeout), fail("c", toolloop.KindTimeout)})
+	fe = cause(be)
 	assert.Equal(t, "b", fe.CallID, "the first failure of a listed kind stops")
 	assert.True(t, fe.StopOn)
 }
@@ -211,7 +219,7 @@ func TestMaxCostNeedsPrices(t *testing.T) {
 
 	// With its price given, the same run is counted.
 	loop.Model = looptest.Script(reply, looptest.Text("done"))
-	loop.Models = toolloop.Models{"my-local-model": {Price: &toolloop.Price{Input: 1, Output: 2}}}
+	loop.ModelTable = toolloop.ModelTable{"my-local-model": {Price: &toolloop.Price{Input: 1, Output: 2}}}
 	res, err = loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
 	require.NoError(t, err)
 	assert.InDelta(t, 20e-6, res.Cost, 1e-12)
@@ -285,4 +293,72 @@ func TestStopWhenPanics(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, toolloop.LimitStopWhen, be.Limit)
 	looptest.AssertValid(t, res.Messages)
+}
+
+// TestEveryLimit: each limit of the Budget ends a run with a *BudgetError
+// that names it, errors.Is(err, ErrBudget) for all, with the cause where
+// there is one.
+func TestEveryLimit(t *testing.T) {
+	add := func(id string) *toolloop.Response {
+		r := looptest.Calls(looptest.Call(id, "add", `{"a":1,"b":2}`))
+		r.Usage = toolloop.Usage{InputTokens: 100, OutputTokens: 40}
+		r.Model = "priced"
+		return r
+	}
+	fail := func(id string) *toolloop.Response { return looptest.Calls(looptest.Call(id, "nope", `{}`)) }
+	tests := []struct {
+		limit  toolloop.Limit
+		loop   toolloop.AgentLoop
+		script []*toolloop.Response
+		cause  any // a pointer to the cause's type, or nil
+	}{
+		{toolloop.LimitTurns, toolloop.AgentLoop{Budget: toolloop.Budget{MaxTurns: 2}},
+			[]*toolloop.Response{add("c1"), add("c2")}, nil},
+		{toolloop.LimitInputTokens, toolloop.AgentLoop{Budget: toolloop.Budget{MaxInputTokens: 150}},
+			[]*toolloop.Response{add("c1"), add("c2")}, nil},
+		{toolloop.LimitOutputTokens, toolloop.AgentLoop{Budget: toolloop.Budget{MaxOutputTokens: 40}},
+			[]*toolloop.Response{add("c1")}, nil},
+		{toolloop.LimitTotalTokens, toolloop.AgentLoop{Budget: toolloop.Budget{MaxTotalTokens: 200}},
+			[]*toolloop.Response{add("c1"), add("c2")}, nil},
+		{toolloop.LimitCost, toolloop.AgentLoop{Budget: toolloop.Budget{MaxCost: 0.0001},
+			ModelTable: toolloop.ModelTable{"priced": {Price: &toolloop.Price{Input: 1, Output: 2}}}},
+			[]*toolloop.Response{add("c1")}, nil},
+		{toolloop.LimitDuration, toolloop.AgentLoop{Budget: toolloop.Budget{MaxDuration: 50 * time.Millisecond}},
+			[]*toolloop.Response{looptest.Calls(looptest.Call("h1", "hang", `{}`))}, nil},
+		{toolloop.LimitToolCalls, toolloop.AgentLoop{Budget: toolloop.Budget{MaxToolCalls: 1}},
+			[]*toolloop.Response{add("c1")}, nil},
+		{toolloop.LimitOutputRetries, toolloop.AgentLoop{Budget: toolloop.Budget{MaxOutputRetries: 1},
+			Output: &toolloop.OutputFormat{Schema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)}},
+			[]*toolloop.Response{looptest.Calls(looptest.Call("a1", "final_answer", `{}`)), looptest.Calls(looptest.Call("a2", "final_answer", `{}`))},
+			new(*toolloop.OutputError)},
+		{toolloop.LimitSendBacks, toolloop.AgentLoop{Budget: toolloop.Budget{MaxSendBacks: 1},
+			TurnProcessors: []toolloop.TurnProcessor{func(context.Context, *toolloop.TurnBatch) (toolloop.TurnDecision, error) {
+				return toolloop.TurnDecision{SendBack: "plan first"}, nil
+			}}},
+			[]*toolloop.Response{add("c1"), add("c2")}, nil},
+		{toolloop.LimitFailures, toolloop.AgentLoop{Budget: toolloop.Budget{MaxConsecutiveFailures: 2}},
+			[]*toolloop.Response{fail("f1"), fail("f2")}, new(*toolloop.FailureError)},
+		{toolloop.LimitStopWhen, toolloop.AgentLoop{Budget: toolloop.Budget{StopWhen: func(st toolloop.RunStatus) bool { return st.Turns >= 1 }}},
+			[]*toolloop.Response{add("c1")}, nil},
+	}
+	seen := map[toolloop.Limit]bool{}
+	for _, tt := range tests {
+		t.Run(string(tt.limit), func(t *testing.T) {
+			l := tt.loop
+			l.Model = looptest.Script(tt.script...)
+			l.Tools = goldenTools() // add, and hang, which waits for its context
+			res, err := l.Run(context.Background(), user("go"))
+			require.ErrorIs(t, err, toolloop.ErrBudget)
+			be, ok := errors.AsType[*toolloop.BudgetError](err)
+			require.True(t, ok, "the error is a *BudgetError: %v", err)
+			assert.Equal(t, tt.limit, be.Limit, "the error says which limit: %v", err)
+			assert.Contains(t, err.Error(), "the run reached its")
+			if tt.cause != nil {
+				assert.True(t, errors.As(err, tt.cause), "errors.As reaches the cause %T", tt.cause)
+			}
+			looptest.AssertValid(t, res.Messages)
+			seen[be.Limit] = true
+		})
+	}
+	assert.Len(t, seen, 11, "one case per limit")
 }

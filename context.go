@@ -115,7 +115,7 @@ type ContextInput struct {
 	// [EstimateTokens]).
 	Tokens int
 	// Window is the model's context window in tokens, from
-	// AgentLoop.Models or [LookupModel] by the name of the model that
+	// AgentLoop.ModelTable or [LookupModel] by the name of the model that
 	// answered last; 0 when unknown.
 	Window int
 	// Overflow reports that the model refused the request as too long for

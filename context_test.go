@@ -222,12 +222,13 @@ func TestLongSession(t *testing.T) {
 		r.Usage = toolloop.Usage{InputTokens: int64(tokens), OutputTokens: 20}
 		return r, nil
 	})
-	loop := &toolloop.AgentLoop{Model: model, Tools: &reg, MaxIterations: turns + 10, OnEvent: w.Record,
-		Models: toolloop.Models{"small-window": {ContextWindow: window}},
+	loop := &toolloop.AgentLoop{Model: model, Tools: &reg, OnEvent: w.Record,
+		ModelTable: toolloop.ModelTable{"small-window": {ContextWindow: window}},
 		ContextManagers: []toolloop.ContextManager{
 			&toolloop.ClearToolResults{When: toolloop.Threshold{Fraction: 0.5}},
 			&toolloop.Compactor{},
-		}}
+		}, Budget: toolloop.Budget{MaxTurns: turns + 10},
+	}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.SystemMessage("Read every chunk."), toolloop.UserMessage("Go.")})
 	require.NoError(t, err)
 	require.NoError(t, w.Close())

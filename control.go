@@ -83,7 +83,7 @@ type TurnDecision struct {
 	// SendBack, if not empty, sends the turn back to the model with this
 	// reason instead of running it: every call is answered as not run,
 	// saying why, and the model is asked for another turn. It is bounded
-	// by AgentLoop.MaxSendBacks.
+	// by Budget.MaxSendBacks.
 	SendBack string
 }
 

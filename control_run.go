@@ -220,18 +220,6 @@ func (rn *runState) afterModel(ctx context.Context, turn *ModelTurn, resp *Respo
 	return resp, nil
 }
 
-// ErrSentBack: the turn processors sent a turn back more times in a row
-// than AgentLoop.MaxSendBacks allows. Every call of the last turn was
-// answered as not run.
-var ErrSentBack = errors.New("toolloop: the turn processors sent the turn back too many times")
-
-func (l *AgentLoop) maxSendBacks() int {
-	if l.MaxSendBacks == 0 {
-		return 2
-	}
-	return max(l.MaxSendBacks, 0)
-}
-
 // processTurn runs the turn processors over the calls of a turn that
 // are still to run (done[i] nil). It returns done with the results the
 // processors synthesized, and the reason if one sent the turn back.
@@ -287,7 +275,7 @@ func (rn *runState) synthesized(tc ToolCall, r *ToolResult, n int) *ToolResult {
 	out.Content = slices.Clone(out.Content)
 	normalizeResult(&out)
 	out.Meta.Bytes = contentBytes(out.Content)
-	if share := rn.l.resultShare(n); share > 0 {
+	if share := rn.lim.resultShare(n); share > 0 {
 		var cut bool
 		out.Content, cut = truncateContent(out.Content, share)
 		out.Meta.Truncated = out.Meta.Truncated || cut
@@ -304,7 +292,7 @@ func (rn *runState) sendBack(res *RunResult, calls []ToolCall, done []*ToolResul
 	if rn.observed {
 		rn.emit(&Event{Type: EventTurnSentBack, Error: why})
 	}
-	over := c.sendBacks > rn.l.maxSendBacks()
+	over := c.sendBacks > max(rn.bud.MaxSendBacks, 0)
 	msg := "not run: the turn was sent back to you: " + why + ". Take the turn again."
 	if over {
 		msg = "not run: the turn was sent back to you (" + why + "), too many times in a row; the run stops."
@@ -327,7 +315,8 @@ func (rn *runState) sendBack(res *RunResult, calls []ToolCall, done []*ToolResul
 		res.Executions = append(res.Executions, execution(rn.turn, r))
 	}
 	if over {
-		return fmt.Errorf("%w (%d): %s", ErrSentBack, c.sendBacks, why)
+		return &BudgetError{Limit: LimitSendBacks, Used: float64(c.sendBacks), Max: float64(max(rn.bud.MaxSendBacks, 0)),
+			Err: errors.New(why)}
 	}
 	return nil
 }

@@ -35,11 +35,12 @@ func TestToolChoicePerRunAndWrapUp(t *testing.T) {
 	m := looptest.NewModel(t,
 		looptest.Turn{Reply: looptest.Calls(looptest.Call("c1", "a", `{}`))},
 		looptest.Turn{Reply: looptest.Text("wrapped up")})
-	l := &toolloop.AgentLoop{Model: m, Tools: &reg, MaxIterations: 1,
+	l := &toolloop.AgentLoop{Model: m, Tools: &reg,
 		ToolChoice: toolloop.ToolChoice{Mode: toolloop.ToolChoiceRequired, Name: "a"},
-		Budget:     toolloop.Budget{WrapUp: true}}
+		Budget:     toolloop.Budget{WrapUp: true, MaxTurns: 1},
+	}
 	_, err := l.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	reqs := m.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, toolloop.ToolChoice{Mode: toolloop.ToolChoiceRequired, Name: "a"}, reqs[0].ToolChoice)
@@ -372,7 +373,7 @@ func TestRunTypedBadType(t *testing.T) {
 
 func TestOutputRetriesOff(t *testing.T) {
 	m := nativeModel{looptest.NewModel(t, looptest.Turn{Reply: looptest.Text(`nope`)})}
-	l := &toolloop.AgentLoop{Model: m, MaxOutputRetries: -1}
+	l := &toolloop.AgentLoop{Model: m, Budget: toolloop.Budget{MaxOutputRetries: -1}}
 	_, _, err := toolloop.RunTyped[verdict](context.Background(), l, nil)
 	var oe *toolloop.OutputError
 	require.ErrorAs(t, err, &oe)
@@ -456,7 +457,7 @@ func TestTurnProcessorSendsBack(t *testing.T) {
 			res, err := l.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("clean up")})
 			looptest.AssertValid(t, res.Messages)
 			if forever {
-				require.ErrorIs(t, err, toolloop.ErrSentBack)
+				require.ErrorIs(t, err, toolloop.ErrBudget)
 				assert.Zero(t, n.Load())
 				assert.Equal(t, []int{0, 1, 2}, retries)
 				assert.Len(t, rec.Of(toolloop.EventTurnSentBack), 3)

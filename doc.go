@@ -35,7 +35,8 @@
 // # Long runs
 //
 // A run of hundreds of calls outgrows the model's context window, and may
-// spend more than it should. Three fields of [AgentLoop] keep it in hand:
+// spend more than it should. Two fields of [AgentLoop] keep it in hand,
+// beside [Limits], which bounds how big and how parallel each turn is:
 //
 //   - ContextManagers edit the transcript before each request:
 //     [ClearToolResults] replaces old outputs with stubs, [Compactor]
@@ -45,10 +46,11 @@
 //     reported as an [EventTranscriptEdited] event, so that a logged run
 //     replays to the transcript the model saw. [EstimateTokens] and the
 //     model table of [LookupModel] decide when.
-//   - [Budget] caps tokens, cost ([Price]), wall time and tool calls, with
-//     a StopWhen of your own; a run that reaches a limit can be given a
-//     wrap-up turn for its final answer, and ends with a [*BudgetError].
-//   - [FailurePolicy] ends a run on repeated or chosen tool failures.
+//   - [Budget] says when a run stops: turns, tokens, cost ([Price]), wall
+//     time, tool calls, output retries, send-backs and tool failures, with
+//     a StopWhen of your own. A run that reaches a limit can be given a
+//     wrap-up turn for its final answer, and ends with a [*BudgetError]
+//     that names the limit.
 //
 // [RunResult] reports what the run spent in its [Accounting].
 //
@@ -135,10 +137,11 @@
 //
 // Whatever tools return, the loop holds a bounded amount of it:
 //
-//   - Each call's output is cut to [AgentLoop.MaxOutputBytes] (1 MiB) as
+//   - Each call's output is cut to Limits.MaxOutputBytes (1 MiB) as
 //     soon as the tool returns, or while it is produced where the source
 //     allows it (see [Call.MaxOutputBytes]); post-hooks see the cut
-//     output, and the model sees it cut again to MaxResultBytes (64 KiB).
+//     output, and the model sees it cut again to Limits.MaxResultBytes
+//     (64 KiB).
 //   - A turn runs at most MaxCallsPerTurn calls (128), and its results
 //     share MaxTurnResultBytes (1 MiB); calls over the cap are answered,
 //     not run.

@@ -124,7 +124,7 @@ type Event struct {
 	Text string `json:"text,omitempty"`
 	// Coalesced, on progress and partial-output events, counts the reports
 	// of the tool this event stands for when the loop's rate limit joined
-	// several (see [AgentLoop.ReportInterval]); 0 means one.
+	// several (see Limits.ReportInterval); 0 means one.
 	Coalesced int `json:"coalesced,omitempty"`
 
 	// Attempt describes a failed model attempt, on model.retry and

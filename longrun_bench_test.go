@@ -47,16 +47,16 @@ func BenchmarkTurnCost(b *testing.B) {
 				in := []toolloop.Message{toolloop.UserMessage("go")}
 				b.ReportAllocs()
 				for b.Loop() {
-					l := &toolloop.AgentLoop{Model: &steps{n: n}, Tools: &reg, MaxIterations: n + 1}
+					l := &toolloop.AgentLoop{Model: &steps{n: n}, Tools: &reg, Budget: toolloop.Budget{MaxTurns: n + 1}}
 					if policies {
 						l.ContextManagers = []toolloop.ContextManager{
 							&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 1 << 40}},
 							&toolloop.Compactor{When: toolloop.Threshold{Fraction: 0.9}},
 						}
-						l.Budget = toolloop.Budget{MaxInputTokens: 1 << 40, MaxOutputTokens: 1 << 40, MaxTotalTokens: 1 << 40,
+						l.Budget = toolloop.Budget{MaxTurns: n + 1, MaxInputTokens: 1 << 40, MaxOutputTokens: 1 << 40, MaxTotalTokens: 1 << 40,
 							MaxCost: 1e9, MaxDuration: time.Hour, MaxToolCalls: 1 << 30,
-							StopWhen: func(st toolloop.RunStatus) bool { return st.Tokens > 1<<40 }}
-						l.Failures = toolloop.FailurePolicy{MaxConsecutive: 5}
+							MaxConsecutiveFailures: 5,
+							StopWhen:               func(st toolloop.RunStatus) bool { return st.Tokens > 1<<40 }}
 					}
 					if _, err := l.Run(context.Background(), in); err != nil {
 						b.Fatal(err)

@@ -18,19 +18,9 @@ import (
 	"github.com/toolloop/toolloop/providers"
 )
 
-// Defaults for the zero fields of an [AgentLoop].
-const (
-	DefaultMaxIterations  = 20
-	DefaultMaxConcurrency = 16
-	DefaultToolTimeout    = 2 * time.Minute
-)
-
 // Errors a run can end with. The [RunResult] is returned with each of
 // them, holding the transcript so far.
 var (
-	// ErrMaxIterations: the model still wanted tools after MaxIterations
-	// turns.
-	ErrMaxIterations = errors.New("toolloop: the model was still calling tools after the maximum number of iterations")
 	// ErrLength: the model's output hit its token limit; the last message
 	// is cut off, and any tool calls in it were not run.
 	ErrLength = errors.New("toolloop: the model's output hit its token limit")
@@ -74,7 +64,7 @@ type AgentLoop struct {
 	// turn (which forbids tools); the zero value leaves it to the model.
 	// Set it per turn with a Hooks.BeforeModel hook. A choice that
 	// requires tools on every turn keeps the model from ever answering:
-	// the run then ends at MaxIterations.
+	// the run then ends at Budget.MaxTurns.
 	ToolChoice ToolChoice
 	// ToolFilter, if set, decides before each model turn which tools the
 	// model is sent (see [Only] for a fixed set). A call to a tool it left
@@ -96,64 +86,17 @@ type AgentLoop struct {
 	// with tools (see [NativeOutput]), otherwise as a tool the model
 	// answers by calling, named Output.Name. An answer that does not
 	// match the schema is sent back to the model with the validator's
-	// message, up to MaxOutputRetries times; then the run ends with an
-	// *OutputError. The valid answer is RunResult.Output. A turn with
-	// tool choice none (the wrap-up turn of Budget.WrapUp) offers the
-	// output tool alone, so the answer can still come.
+	// message, up to Budget.MaxOutputRetries times; then the run ends
+	// with a *BudgetError (LimitOutputRetries) wrapping an *OutputError.
+	// The valid answer is RunResult.Output. A turn with tool choice none
+	// (the wrap-up turn of Budget.WrapUp) offers the output tool alone,
+	// so the answer can still come.
 	Output *OutputFormat
-	// MaxOutputRetries bounds how many invalid final answers are sent
-	// back to the model; 0 means 2, and a negative value sends none back.
-	MaxOutputRetries int
 	// TurnProcessors act on the whole batch of calls of each assistant
 	// turn before any of them runs: they may answer calls themselves or
-	// send the turn back to the model (see [TurnProcessor]).
+	// send the turn back to the model (see [TurnProcessor]), up to
+	// Budget.MaxSendBacks times in a row.
 	TurnProcessors []TurnProcessor
-	// MaxSendBacks bounds how many times in a row the turn processors may
-	// send a turn back; the next send-back ends the run with
-	// ErrSentBack. 0 means 2; a negative value allows none.
-	MaxSendBacks int
-
-	// MaxIterations bounds the number of model turns; 0 means 20.
-	MaxIterations int
-	// MaxConcurrency bounds the calls of one turn that run at once; 0
-	// means 16.
-	MaxConcurrency int
-	// ToolTimeout bounds each call unless its spec says otherwise; 0 means
-	// two minutes.
-	ToolTimeout time.Duration
-	// MaxResultBytes is each result's byte budget; 0 means 64 KiB, and a
-	// negative value turns truncation off.
-	MaxResultBytes int
-	// MaxOutputBytes is the pre-hook budget: the most of a tool's output
-	// the loop holds. Output beyond it is cut while it is produced where
-	// the source allows (shell, plugins, MCP, typed tools' text), and
-	// otherwise as soon as the tool returns, so post-hooks (a redactor,
-	// an envelope) see at most this much; the result is then cut to
-	// MaxResultBytes for the model. 0 means 1 MiB or MaxResultBytes if
-	// that is larger; a negative value turns the cut off.
-	MaxOutputBytes int
-	// MaxCallsPerTurn bounds the calls of one model turn: calls beyond it
-	// are not run and get an error result saying so. 0 means 128; a
-	// negative value means no limit.
-	MaxCallsPerTurn int
-	// MaxTurnResultBytes bounds the results of one turn together: each of
-	// a turn's n calls is cut to MaxTurnResultBytes/n bytes, if that is
-	// less than MaxResultBytes. 0 means 1 MiB (and no limit when
-	// MaxResultBytes turns truncation off); a negative value means no
-	// limit.
-	MaxTurnResultBytes int
-	// ReportInterval rate-limits what each running call reports: at most
-	// one progress and one partial-output event per interval. Reports in
-	// between are joined into the next event (partial output up to
-	// MaxPartialBytes per event, with a marker counting the bytes
-	// dropped; progress keeps the latest) and Event.Coalesced counts them;
-	// what is pending when the call ends is sent before its completion.
-	// 0 means 100ms; a negative value sends every report as it comes.
-	ReportInterval time.Duration
-	// MaxPartialBytes bounds the text of one partial-output event; 0
-	// means 16 KiB.
-	MaxPartialBytes int
-
 	// ContextManagers keep the transcript within the model's context
 	// window: before every model request each is asked, in order, for an
 	// edit (see [ContextManager], [ClearToolResults], [Compactor]). When
@@ -161,16 +104,19 @@ type AgentLoop struct {
 	// and the turn is taken once more if one of them freed room. Nil
 	// leaves the transcript as it grows.
 	ContextManagers []ContextManager
-	// Budget limits what a run may spend (tokens, cost, time, tool calls)
-	// and when it stops; the zero value limits nothing but MaxIterations.
+
+	// Limits bounds how big and how parallel each turn is: calls at once
+	// and per turn, the tool timeout, result and output bytes, progress
+	// reports. The zero value is the documented defaults.
+	Limits Limits
+	// Budget says when a run stops: turns (20 by default), tokens, cost,
+	// time, tool calls, output retries, send-backs, failures, and whether
+	// a last wrap-up turn asks for a final answer.
 	Budget Budget
-	// Failures says when failed tool calls end the run; the zero value
-	// never does.
-	Failures FailurePolicy
-	// Models adds to and overrides the built-in table of context windows
-	// and prices (see [LookupModel]) that context managers, Budget.MaxCost
-	// and RunResult.Cost use.
-	Models Models
+	// ModelTable adds to and overrides the built-in table of context
+	// windows and prices (see [LookupModel]) that context managers,
+	// Budget.MaxCost and RunResult.Cost use.
+	ModelTable ModelTable
 
 	// OnEvent, if set, receives every event of every run, one at a time
 	// (the loop serializes the calls). It should return quickly: the run
@@ -214,7 +160,7 @@ type RunResult struct {
 type Accounting struct {
 	// Usage adds up the tokens of the run's model turns and compactions.
 	Usage Usage `json:"usage"`
-	// Cost is what they cost in US dollars, priced from AgentLoop.Models
+	// Cost is what they cost in US dollars, priced from AgentLoop.ModelTable
 	// and [LookupModel] by the model each response names. UnpricedTurns
 	// counts the responses whose model has no known price, which Cost
 	// leaves out.
@@ -248,7 +194,10 @@ type ToolExecution struct {
 
 // runState is one Run or Resume in progress.
 type runState struct {
-	l        *AgentLoop
+	l *AgentLoop
+	// lim and bud are the loop's Limits and Budget with their defaults.
+	lim      Limits
+	bud      Budget
 	id       string
 	turn     int
 	observed bool
@@ -265,7 +214,7 @@ type runState struct {
 	// started is when Run or Resume was called, for Budget.MaxDuration.
 	started time.Time
 	// share is the byte budget of each result of the current turn (see
-	// AgentLoop.MaxTurnResultBytes); set before the turn's calls start.
+	// Limits.MaxTurnResultBytes); set before the turn's calls start.
 	share int
 	// tokens counts the transcript's tokens for context managers.
 	tokens tokenCounter
@@ -283,7 +232,8 @@ func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
 	if id == "" {
 		id = newRunID()
 	}
-	return &runState{l: l, id: id, observed: l.OnEvent != nil || stream != nil, stream: stream, started: time.Now()}
+	return &runState{l: l, id: id, observed: l.OnEvent != nil || stream != nil, stream: stream, started: time.Now(),
+		lim: l.Limits.WithDefaults(), bud: l.Budget.WithDefaults()}
 }
 
 // newRunID makes a run ID: 64 random bits, from the process's randomly
@@ -334,81 +284,6 @@ func (rn *runState) logger() *slog.Logger {
 	return discardLogger
 }
 
-func (l *AgentLoop) maxIterations() int {
-	if l.MaxIterations > 0 {
-		return l.MaxIterations
-	}
-	return DefaultMaxIterations
-}
-
-func (l *AgentLoop) maxConcurrency() int {
-	if l.MaxConcurrency > 0 {
-		return l.MaxConcurrency
-	}
-	return DefaultMaxConcurrency
-}
-
-func (l *AgentLoop) toolTimeout() time.Duration {
-	if l.ToolTimeout > 0 {
-		return l.ToolTimeout
-	}
-	return DefaultToolTimeout
-}
-
-// The defaults of AgentLoop.MaxOutputBytes, MaxCallsPerTurn and
-// MaxTurnResultBytes.
-const (
-	DefaultMaxOutputBytes     = 1 << 20
-	DefaultMaxCallsPerTurn    = 128
-	DefaultMaxTurnResultBytes = 1 << 20
-)
-
-func (l *AgentLoop) maxCallsPerTurn() int {
-	if l.MaxCallsPerTurn == 0 {
-		return DefaultMaxCallsPerTurn
-	}
-	return l.MaxCallsPerTurn
-}
-
-// resultShare is the byte budget of each result in a turn of n calls;
-// <= 0 means none.
-func (l *AgentLoop) resultShare(n int) int {
-	per := l.maxResultBytes()
-	turn := l.MaxTurnResultBytes
-	if turn == 0 {
-		if per <= 0 {
-			return per // truncation is off, and no turn cap was asked for
-		}
-		turn = DefaultMaxTurnResultBytes
-	}
-	if turn < 0 || n == 0 {
-		return per
-	}
-	if per <= 0 || turn/n < per {
-		return max(turn/n, 1)
-	}
-	return per
-}
-
-// maxOutputBytes is the pre-hook budget; <= 0 means none.
-func (l *AgentLoop) maxOutputBytes() int {
-	if l.MaxOutputBytes != 0 {
-		return l.MaxOutputBytes
-	}
-	r := l.maxResultBytes()
-	if r <= 0 {
-		return -1
-	}
-	return max(r, DefaultMaxOutputBytes)
-}
-
-func (l *AgentLoop) maxResultBytes() int {
-	if l.MaxResultBytes == 0 {
-		return DefaultMaxResultBytes
-	}
-	return l.MaxResultBytes
-}
-
 // Run runs the loop on msgs until the model stops, a limit is reached or
 // ctx is done. It never modifies msgs. A loop set up wrong fails at once,
 // with no result: see [AgentLoop.Validate]. To read the run's events as
@@ -418,12 +293,12 @@ func (l *AgentLoop) maxResultBytes() int {
 // repaired first: each such call gets a canceled result saying the run was
 // interrupted, and is never run again.
 //
-// Run returns the result so far with every error: ErrMaxIterations,
-// ErrLength, ErrPaused, a *BudgetError (ErrBudget) when a limit of the
-// Budget is reached, a *FailureError (ErrToolFailures) when the failure
-// policy stops the run, a model error (wrapped, so errors.Is and errors.As
-// reach the provider's error), or ctx's error after giving every pending
-// call a canceled result.
+// Run returns the result so far with every error: ErrLength, ErrPaused,
+// a *BudgetError (ErrBudget) naming the limit of the Budget that ended
+// the run (turns, tokens, cost, time, tool calls, output retries,
+// send-backs, failures, StopWhen), a model error (wrapped, so errors.Is
+// and errors.As reach the provider's error), or ctx's error after giving
+// every pending call a canceled result.
 func (l *AgentLoop) Run(ctx context.Context, msgs []Message) (*RunResult, error) {
 	return l.run(ctx, msgs, nil)
 }
@@ -488,9 +363,9 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 		if err := rn.checkBudget(res); err != nil {
 			return rn.limitReached(outer, res, err)
 		}
-		if rn.turn >= l.maxIterations() {
+		if rn.turn >= rn.bud.MaxTurns {
 			res.StopReason = StopToolUse
-			return rn.limitReached(outer, res, ErrMaxIterations)
+			return rn.limitReached(outer, res, &BudgetError{Limit: LimitTurns, Used: float64(rn.turn), Max: float64(rn.bud.MaxTurns)})
 		}
 		if err := ctx.Err(); err != nil {
 			res.StopReason = StopAborted
@@ -644,11 +519,11 @@ func (rn *runState) checkPriced(resp *Response) error {
 	if info, ok := rn.l.lookupModel(resp.Model); ok && info.Price != nil {
 		return nil
 	}
-	return fmt.Errorf("%w: Budget.MaxCost is set, but model %q has no price: add it to AgentLoop.Models", ErrUnknownPrice, resp.Model)
+	return fmt.Errorf("%w: Budget.MaxCost is set, but model %q has no price: add it to AgentLoop.ModelTable", ErrUnknownPrice, resp.Model)
 }
 
 // ErrUnknownPrice: Budget.MaxCost is set and a model that answered has no
-// price in AgentLoop.Models or the built-in table, so the run's cost
+// price in AgentLoop.ModelTable or the built-in table, so the run's cost
 // cannot be counted.
 var ErrUnknownPrice = errors.New("toolloop: no price for the model")
 
@@ -705,7 +580,7 @@ func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
 	n := len(calls) - answers
 	allowed := n
 	var why string
-	if m := rn.l.maxCallsPerTurn(); m > 0 && allowed > m {
+	if m := rn.lim.MaxCallsPerTurn; m > 0 && allowed > m {
 		allowed = m
 		why = fmt.Sprintf("not run: the model asked for %d tool calls in one turn, and at most %d run per turn; ask again for the ones still needed", n, m)
 	}
@@ -737,7 +612,7 @@ func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
 
 // checkFailures applies the failure policy to a turn's results.
 func (rn *runState) checkFailures(res *RunResult, results []*ToolResult) error {
-	n, fe := rn.l.Failures.Check(res.ConsecutiveFailures, results)
+	n, fe := rn.bud.CheckFailures(res.ConsecutiveFailures, results)
 	res.ConsecutiveFailures = n
 	if fe == nil {
 		return nil

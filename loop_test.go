@@ -66,15 +66,15 @@ func TestNoRegistryIsNotFound(t *testing.T) {
 	assert.Equal(t, toolloop.KindNotFound, resultOf(t, res, "c1").Error.Kind)
 }
 
-func TestDefaultMaxIterations(t *testing.T) {
-	turns := make([]looptest.Turn, toolloop.DefaultMaxIterations)
+func TestDefaultMaxTurns(t *testing.T) {
+	turns := make([]looptest.Turn, toolloop.Budget{}.WithDefaults().MaxTurns)
 	for i := range turns {
 		turns[i] = looptest.Turn{Reply: looptest.Calls(looptest.Call("c", "nope", `{}`))}
 	}
 	l := &toolloop.AgentLoop{Model: looptest.NewModel(t, turns...)}
 	res, err := l.Run(context.Background(), user("loop"))
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
-	assert.Equal(t, toolloop.DefaultMaxIterations, res.Turns)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
+	assert.Equal(t, toolloop.Budget{}.WithDefaults().MaxTurns, res.Turns)
 	looptest.AssertValid(t, res.Messages)
 }
 
@@ -136,7 +136,7 @@ func TestHangingToolIsLeftBehind(t *testing.T) {
 		return "too late", nil
 	}))
 	start := time.Now()
-	res, err := oneTurn(t, &toolloop.AgentLoop{Tools: reg, ToolTimeout: 30 * time.Millisecond}, looptest.Call("c1", "stuck", `{}`))
+	res, err := oneTurn(t, &toolloop.AgentLoop{Tools: reg, Limits: toolloop.Limits{ToolTimeout: 30 * time.Millisecond}}, looptest.Call("c1", "stuck", `{}`))
 	require.NoError(t, err)
 	r := resultOf(t, res, "c1")
 	assert.Equal(t, toolloop.KindTimeout, r.Error.Kind)
@@ -159,8 +159,9 @@ func TestCancelWithHangingTool(t *testing.T) {
 		<-entered
 		cancel()
 	}()
-	l := &toolloop.AgentLoop{Tools: reg, MaxConcurrency: 1,
-		Model: looptest.NewModel(t, looptest.Turn{Reply: looptest.Calls(looptest.Call("c1", "stuck", `{}`), looptest.Call("c2", "stuck", `{}`))})}
+	l := &toolloop.AgentLoop{Tools: reg,
+		Model: looptest.NewModel(t, looptest.Turn{Reply: looptest.Calls(looptest.Call("c1", "stuck", `{}`), looptest.Call("c2", "stuck", `{}`))}), Limits: toolloop.Limits{MaxConcurrency: 1},
+	}
 	res, err := l.Run(ctx, user("go"))
 	require.ErrorIs(t, err, context.Canceled)
 	looptest.AssertValid(t, res.Messages)
@@ -213,7 +214,7 @@ func TestConcurrencyLimitAndExclusive(t *testing.T) {
 		looptest.Call("4", "exclusive", `{"n":"X"}`),
 		looptest.Call("5", "work", `{"n":"5"}`), looptest.Call("6", "work", `{"n":"6"}`),
 	}
-	res, err := oneTurn(t, &toolloop.AgentLoop{Tools: reg, MaxConcurrency: 2}, calls...)
+	res, err := oneTurn(t, &toolloop.AgentLoop{Tools: reg, Limits: toolloop.Limits{MaxConcurrency: 2}}, calls...)
 	require.NoError(t, err)
 	for _, c := range calls {
 		assert.False(t, resultOf(t, res, c.ID).IsError(), c.ID)

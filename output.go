@@ -39,13 +39,6 @@ func (e *OutputError) Error() string {
 // Is reports whether target is ErrOutput.
 func (e *OutputError) Is(target error) bool { return target == ErrOutput }
 
-func (l *AgentLoop) maxOutputRetries() int {
-	if l.MaxOutputRetries == 0 {
-		return 2
-	}
-	return max(l.MaxOutputRetries, 0)
-}
-
 // outputState is a run's output format and how it is asked for.
 type outputState struct {
 	format *OutputFormat
@@ -232,8 +225,8 @@ func (rn *runState) checkAnswer(res *RunResult, msg *Message, results []*ToolRes
 	if rn.observed {
 		rn.emit(&Event{Type: EventOutputInvalid, Error: why})
 	}
-	if o.invalid > rn.l.maxOutputRetries() {
-		return true, &OutputError{Attempts: o.invalid, Answer: given, Reason: why}
+	if o.invalid > max(rn.bud.MaxOutputRetries, 0) {
+		return true, rn.retriesError(&OutputError{Attempts: o.invalid, Answer: given, Reason: why})
 	}
 	if len(msg.ToolCalls) > 0 {
 		return false, nil // the failed call's result tells the model why
@@ -242,9 +235,16 @@ func (rn *runState) checkAnswer(res *RunResult, msg *Message, results []*ToolRes
 	edit := &TranscriptEdit{Strategy: "output_retry", Reason: "the final answer does not match the output schema",
 		Splices: []Splice{{Start: n, End: n, Messages: []Message{UserMessage(why)}}}}
 	if err := rn.applyEdit(res, edit); err != nil {
-		return true, &OutputError{Attempts: o.invalid, Answer: given, Reason: why}
+		return true, rn.retriesError(&OutputError{Attempts: o.invalid, Answer: given, Reason: why})
 	}
 	return false, nil
+}
+
+// retriesError is the error of a run whose last invalid answer was one
+// too many: the output-retry limit, caused by oe.
+func (rn *runState) retriesError(oe *OutputError) *BudgetError {
+	return &BudgetError{Limit: LimitOutputRetries, Used: float64(oe.Attempts),
+		Max: float64(max(rn.bud.MaxOutputRetries, 0)), Err: oe}
 }
 
 // typedFormats caches the output format of each type RunTyped is used
@@ -282,7 +282,7 @@ func OutputFormatFor[T any]() (*OutputFormat, error) {
 // With Budget.WrapUp, a run that reaches a limit asks for the typed
 // answer in its wrap-up turn (see [Budget]); when the model gives a
 // valid one, RunTyped returns it decoded together with the limit's error
-// (a *BudgetError or ErrMaxIterations), so check the value's use against
+// (a *BudgetError), so check the value's use against
 // the error, not only err == nil. An invalid answer there ends the run
 // with the limit's error joined to an *OutputError.
 func RunTyped[T any](ctx context.Context, l *AgentLoop, msgs []Message) (T, *RunResult, error) {

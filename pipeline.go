@@ -172,7 +172,7 @@ func (cr *callRun) setCall(args json.RawMessage) {
 	cr.callv = Call{
 		ID: cr.tc.ID, Name: cr.tc.Name, Arguments: args,
 		Annotations: cr.e.spec.Annotations, Source: cr.e.kind, SourceName: cr.e.source,
-		RunID: cr.rn.id, Turn: cr.rn.turn, MaxOutputBytes: max(cr.rn.l.maxOutputBytes(), 0),
+		RunID: cr.rn.id, Turn: cr.rn.turn, MaxOutputBytes: max(cr.rn.lim.MaxOutputBytes, 0),
 	}
 	if cr.rn.observed {
 		cr.callv.Reporter = cr
@@ -377,7 +377,7 @@ func (cr *callRun) answered() bool { return cr.state.Load() == callAbandoned }
 // cutOutput cuts a tool's output to the pre-hook budget, so post-hooks
 // and everything after them hold no more than that.
 func (cr *callRun) cutOutput(res *ToolResult) *ToolResult {
-	budget := cr.rn.l.maxOutputBytes()
+	budget := cr.rn.lim.MaxOutputBytes
 	if res == nil || budget <= 0 {
 		return res
 	}
@@ -496,7 +496,7 @@ func (cr *callRun) hookEvent(hook string, i int, effect, detail string) {
 // agent whose run paused.
 func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 	if cr.timeout == 0 {
-		cr.timeout = cr.rn.l.timeoutOf(cr.e)
+		cr.timeout = cr.rn.timeoutOf(cr.e)
 	}
 	// The timeout runs from the tool's start. When nothing could have held
 	// the call since it entered the pipeline (no guard, no pre-hook), that

@@ -159,7 +159,7 @@ func TestDeepJSONOutputBecomesText(t *testing.T) {
 	})
 	var reg ToolRegistry
 	require.NoError(t, reg.Register(tool))
-	l := &AgentLoop{Tools: &reg, MaxResultBytes: -1}
+	l := &AgentLoop{Tools: &reg, Limits: Limits{MaxResultBytes: -1}}
 	res, _ := l.RunCall(context.Background(), "r", 1, ToolCall{ID: "c", Name: "t", Arguments: json.RawMessage(`{}`)}, nil)
 	require.Len(t, res.Content, 1)
 	assert.Equal(t, ContentText, res.Content[0].Type)
@@ -180,12 +180,13 @@ func TestMaxCallsPerTurn(t *testing.T) {
 		calls[i] = ToolCall{ID: string(rune('a' + i)), Name: "t", Arguments: json.RawMessage(`{}`)}
 	}
 	var completes atomic.Int32
-	l := &AgentLoop{Model: oneTurn(calls...), Tools: &reg, MaxCallsPerTurn: 3,
+	l := &AgentLoop{Model: oneTurn(calls...), Tools: &reg,
 		OnEvent: func(e Event) {
 			if e.Type == EventComplete {
 				completes.Add(1)
 			}
-		}}
+		}, Limits: Limits{MaxCallsPerTurn: 3},
+	}
 	res, err := l.Run(context.Background(), []Message{UserMessage("go")})
 	require.NoError(t, err)
 	rs := toolResults(res.Messages)
@@ -213,7 +214,7 @@ func TestMaxTurnResultBytes(t *testing.T) {
 	for i := range calls {
 		calls[i] = ToolCall{ID: string(rune('a' + i)), Name: "t", Arguments: json.RawMessage(`{}`)}
 	}
-	l := &AgentLoop{Model: oneTurn(calls...), Tools: &reg, MaxTurnResultBytes: 16000}
+	l := &AgentLoop{Model: oneTurn(calls...), Tools: &reg, Limits: Limits{MaxTurnResultBytes: 16000}}
 	res, err := l.Run(context.Background(), []Message{UserMessage("go")})
 	require.NoError(t, err)
 	total := 0
@@ -226,7 +227,7 @@ func TestMaxTurnResultBytes(t *testing.T) {
 	assert.LessOrEqual(t, total, 16000)
 
 	// One call alone keeps the per-result budget.
-	l = &AgentLoop{Tools: &reg, MaxTurnResultBytes: 16000}
+	l = &AgentLoop{Tools: &reg, Limits: Limits{MaxTurnResultBytes: 16000}}
 	r, _ := l.RunCall(context.Background(), "r", 1, calls[0], nil)
 	assert.Equal(t, out, r.Text())
 }
@@ -245,7 +246,7 @@ func TestPostHooksSeeCutOutput(t *testing.T) {
 		require.NoError(t, reg.Register(tool))
 		var seen int
 		var limit int
-		l := &AgentLoop{Tools: &reg, MaxOutputBytes: 256 << 10,
+		l := &AgentLoop{Tools: &reg,
 			Hooks: Hooks{
 				PreToolUse: []PreToolUseHook{func(_ context.Context, c *Call) (PreToolUse, error) {
 					limit = c.MaxOutputBytes
@@ -254,7 +255,8 @@ func TestPostHooksSeeCutOutput(t *testing.T) {
 				PostToolUse: []PostToolUseHook{func(_ context.Context, _ *Call, r *ToolResult) (*ToolResult, error) {
 					seen = len(r.Text())
 					return nil, nil
-				}}}}
+				}}}, Limits: Limits{MaxOutputBytes: 256 << 10},
+		}
 		res, _ := l.RunCall(context.Background(), "r", 1, ToolCall{ID: "c", Name: "t", Arguments: json.RawMessage(`{}`)}, nil)
 		assert.Equal(t, 256<<10, limit, "the call carries the budget")
 		assert.LessOrEqual(t, seen, 256<<10, "typed=%v: post-hooks see at most the pre-hook budget", typed)
@@ -297,12 +299,13 @@ func TestReportsAreRateLimited(t *testing.T) {
 	require.NoError(t, reg.Register(tool))
 	var mu sync.Mutex
 	var events []Event
-	l := &AgentLoop{Tools: &reg, ReportInterval: 10 * time.Millisecond, MaxPartialBytes: 1024,
+	l := &AgentLoop{Tools: &reg,
 		OnEvent: func(e Event) {
 			mu.Lock()
 			events = append(events, e)
 			mu.Unlock()
-		}}
+		}, Limits: Limits{ReportInterval: 10 * time.Millisecond, MaxPartialBytes: 1024},
+	}
 	_, _ = l.RunCall(context.Background(), "r", 1, ToolCall{ID: "c", Name: "flood", Arguments: json.RawMessage(`{}`)}, nil)
 	mu.Lock()
 	defer mu.Unlock()
@@ -341,11 +344,11 @@ func TestReportsAreRateLimited(t *testing.T) {
 // Turning truncation off (MaxResultBytes < 0) turns the default turn cap
 // off too; an explicit MaxTurnResultBytes still applies.
 func TestTurnCapFollowsTruncationOff(t *testing.T) {
-	l := &AgentLoop{MaxResultBytes: -1}
+	l := Limits{MaxResultBytes: -1}.WithDefaults()
 	assert.LessOrEqual(t, l.resultShare(10), 0, "no cut")
-	l.MaxTurnResultBytes = 1000
+	l = Limits{MaxResultBytes: -1, MaxTurnResultBytes: 1000}.WithDefaults()
 	assert.Equal(t, 100, l.resultShare(10))
-	l = &AgentLoop{}
+	l = Limits{}.WithDefaults()
 	assert.Equal(t, DefaultMaxResultBytes, l.resultShare(4), "four calls fit the default turn cap whole")
-	assert.Equal(t, DefaultMaxTurnResultBytes/128, l.resultShare(128))
+	assert.Equal(t, (1<<20)/128, l.resultShare(128))
 }

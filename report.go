@@ -7,12 +7,6 @@ import (
 	"time"
 )
 
-// The defaults of AgentLoop.ReportInterval and AgentLoop.MaxPartialBytes.
-const (
-	DefaultReportInterval  = 100 * time.Millisecond
-	DefaultMaxPartialBytes = 16 << 10
-)
-
 // reports rate-limits what one running call reports: at most one progress
 // and one partial-output event per interval. Reports in between are
 // coalesced into the next event: partial output is joined (up to a byte
@@ -44,23 +38,11 @@ func (cr *callRun) reports() *reports {
 		return r
 	}
 	r := &reports{}
-	r.interval, r.maxBytes = cr.rn.l.reportLimits()
+	r.interval, r.maxBytes = cr.rn.lim.ReportInterval, cr.rn.lim.MaxPartialBytes
 	if cr.rep.CompareAndSwap(nil, r) {
 		return r
 	}
 	return cr.rep.Load()
-}
-
-// reportLimits is the loop's rate limit; interval <= 0 means none.
-func (l *AgentLoop) reportLimits() (time.Duration, int) {
-	iv, mb := l.ReportInterval, l.MaxPartialBytes
-	if iv == 0 {
-		iv = DefaultReportInterval
-	}
-	if mb == 0 {
-		mb = DefaultMaxPartialBytes
-	}
-	return iv, mb
 }
 
 // lockReports returns the call's rate limiter, locked, or nil when the

@@ -135,8 +135,7 @@ func runSchedule(t *testing.T, r *rand.Rand, name string) {
 	completes := map[string]int{}
 	var evMu sync.Mutex
 	l := &AgentLoop{
-		Tools:       &reg,
-		ToolTimeout: time.Duration(1+r.IntN(4)) * time.Millisecond,
+		Tools: &reg,
 		Guard: GuardFunc(func(ctx context.Context, c *Call) Verdict {
 			p := plans[id(c)]
 			_ = p.guard.wait(ctx, release)
@@ -163,7 +162,7 @@ func runSchedule(t *testing.T, r *rand.Rand, name string) {
 				evMu.Unlock()
 			}
 		},
-		grace: time.Millisecond,
+		grace: time.Millisecond, Limits: Limits{ToolTimeout: time.Duration(1+r.IntN(4)) * time.Millisecond},
 	}
 	turn := 0
 	l.Model = ModelFunc(func(ctx context.Context, _ *Request) (*Response, error) {

@@ -98,9 +98,8 @@ func TestStreamBreakCancelsTheRun(t *testing.T) {
 	l := &toolloop.AgentLoop{
 		Model: looptest.NewModel(t, looptest.Turn{Reply: looptest.Calls(
 			looptest.Call("c1", "ping", `{}`), looptest.Call("c2", "wait", `{}`), looptest.Call("c3", "ping", `{}`))}),
-		Tools:          registry(t, pingTool(), waitTool()),
-		MaxConcurrency: 2,
-		OnEvent:        rec.Record,
+		Tools:   registry(t, pingTool(), waitTool()),
+		OnEvent: rec.Record, Limits: toolloop.Limits{MaxConcurrency: 2},
 	}
 	s := l.RunStream(context.Background(), user("go"))
 	var seen []toolloop.EventType

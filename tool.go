@@ -118,7 +118,7 @@ type Call struct {
 	// stop reading early (a process's output, a plugin's or server's
 	// reply) should keep no more than this many bytes of text, so a tool
 	// that produces gigabytes costs no more memory than the budget. The
-	// loop sets it on every call (see [AgentLoop.MaxOutputBytes]); 0, as
+	// loop sets it on every call (see Limits.MaxOutputBytes); 0, as
 	// on a Call made by hand, means no limit was given.
 	MaxOutputBytes int
 }

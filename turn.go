@@ -30,7 +30,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 		t.results, t.pend, t.crs, t.seen = make([]*ToolResult, n), make([]*PendingCall, n), make([]*callRun, n), make([]bool, n)
 	}
 	copy(t.results, done)
-	limit := rn.l.maxConcurrency()
+	limit := rn.lim.MaxConcurrency
 	ctxDone := ctx.Done()
 	var cancelAt time.Duration // since t.begin; 0 until ctx is done
 	next, running, remaining := 0, 0, 0
@@ -40,7 +40,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			remaining++
 		}
 	}
-	rn.share = rn.l.resultShare(remaining)
+	rn.share = rn.lim.resultShare(remaining)
 	for remaining > 0 {
 		// Start what may start.
 		for next < n {
@@ -62,12 +62,12 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			if running >= limit || exclusiveRunning || (excl && running > 0) {
 				break
 			}
-			t.start(ctx, calls[next], next, rn.l.timeoutOf(e))
+			t.start(ctx, calls[next], next, rn.timeoutOf(e))
 			exclusiveRunning = excl
 			running++
 			next++
 			// A call cannot hang before it has had its timeout.
-			t.wakeBy(rn.l.timeoutOf(e) + rn.l.cancelGrace())
+			t.wakeBy(rn.timeoutOf(e) + rn.l.cancelGrace())
 		}
 		if remaining == 0 {
 			break
@@ -267,9 +267,9 @@ func (rn *runState) newCall(tc ToolCall, i int) *callRun {
 }
 
 // timeoutOf is the execution timeout of a resolved tool (or the default).
-func (l *AgentLoop) timeoutOf(e *entry) time.Duration {
+func (rn *runState) timeoutOf(e *entry) time.Duration {
 	if e != nil && e.spec.Timeout > 0 {
 		return e.spec.Timeout
 	}
-	return l.toolTimeout()
+	return rn.lim.ToolTimeout
 }

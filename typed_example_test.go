@@ -54,14 +54,13 @@ func ExampleRunTyped_wrapUp() {
 			looptest.Calls(looptest.Call("call_1", "get_weather", `{"city":"Paris"}`)),
 			looptest.Calls(looptest.Call("call_2", "final_answer", `{"city":"Paris","celsius":18}`)),
 		),
-		Tools:         weatherTools(),
-		MaxIterations: 1,
-		Budget:        toolloop.Budget{WrapUp: true},
+		Tools:  weatherTools(),
+		Budget: toolloop.Budget{WrapUp: true, MaxTurns: 1},
 	}
 	f, _, err := toolloop.RunTyped[forecast](context.Background(), loop,
 		[]toolloop.Message{toolloop.UserMessage("Weather in Paris?")})
 	fmt.Printf("%+v\n", f)
-	fmt.Println(errors.Is(err, toolloop.ErrMaxIterations))
+	fmt.Println(errors.Is(err, toolloop.ErrBudget))
 	// Output:
 	// {City:Paris Celsius:18}
 	// true

@@ -8,11 +8,17 @@ import (
 	"github.com/toolloop/toolloop/providers"
 )
 
+// isLimit reports whether err is a *BudgetError of limit lim.
+func isLimit(err error, lim Limit) bool {
+	be, ok := errors.AsType[*BudgetError](err)
+	return ok && be.Limit == lim
+}
+
 // limitReached ends a run that reached a limit, after the wrap-up turn
 // if the budget asks for one.
 func (rn *runState) limitReached(outer context.Context, res *RunResult, limit error) (*RunResult, error) {
 	l := rn.l
-	if rn.observed && (l.Budget.WrapUp || !errors.Is(limit, ErrMaxIterations)) {
+	if rn.observed && (l.Budget.WrapUp || !isLimit(limit, LimitTurns)) {
 		acc := res.Accounting
 		rn.emit(&Event{Type: EventLimit, Error: limit.Error(), Accounting: &acc})
 	}

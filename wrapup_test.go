@@ -94,7 +94,7 @@ func TestWrapUpOverflow(t *testing.T) {
 		iters  int
 		want   error
 	}{
-		{"max iterations", toolloop.Budget{}, 6, toolloop.ErrMaxIterations},
+		{"max iterations", toolloop.Budget{}, 6, toolloop.ErrBudget},
 		{"stop when", toolloop.Budget{StopWhen: func(st toolloop.RunStatus) bool { return st.Turns >= 6 }}, 0, toolloop.ErrBudget},
 		{"tool calls", toolloop.Budget{MaxToolCalls: 6}, 0, toolloop.ErrBudget},
 	}
@@ -103,8 +103,8 @@ func TestWrapUpOverflow(t *testing.T) {
 			model := &windowModel{window: 9000}
 			rec := &looptest.Recorder{}
 			b := lim.budget
-			b.WrapUp = true
-			loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(2000), MaxIterations: lim.iters, Budget: b, OnEvent: rec.Record}
+			b.WrapUp, b.MaxTurns = true, lim.iters
+			loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(2000), Budget: b, OnEvent: rec.Record}
 			res, err := loop.Run(context.Background(), []toolloop.Message{
 				toolloop.SystemMessage("You are terse."), toolloop.UserMessage("Read everything.")})
 			require.ErrorIs(t, err, lim.want)
@@ -132,9 +132,9 @@ func TestWrapUpOverflow(t *testing.T) {
 // first, and keeps the recent ones that fit.
 func TestWrapUpOverflowKeepsWhatFits(t *testing.T) {
 	model := &windowModel{window: 14000}
-	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(2000), MaxIterations: 8, Budget: toolloop.Budget{WrapUp: true}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(2000), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 8}}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Read everything.")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.Equal(t, "final answer", res.FinalText)
 	looptest.AssertValid(t, res.Messages)
 	results := looptest.Results(res.Messages)
@@ -147,11 +147,12 @@ func TestWrapUpOverflowKeepsWhatFits(t *testing.T) {
 func TestWrapUpOverflowManagers(t *testing.T) {
 	model := &windowModel{window: 9000}
 	rec := &looptest.Recorder{}
-	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(2000), MaxIterations: 6,
-		Budget: toolloop.Budget{WrapUp: true}, OnEvent: rec.Record,
-		ContextManagers: []toolloop.ContextManager{&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 1 << 30}, KeepTurns: 1}}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(2000),
+		Budget: toolloop.Budget{WrapUp: true, MaxTurns: 6}, OnEvent: rec.Record,
+		ContextManagers: []toolloop.ContextManager{&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 1 << 30}, KeepTurns: 1}},
+	}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Read everything.")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.Equal(t, "final answer", res.FinalText)
 	looptest.AssertValid(t, res.Messages)
 	assert.Positive(t, countEdits(rec, "clear_tool_results"))
@@ -164,10 +165,10 @@ func TestWrapUpOverflowManagers(t *testing.T) {
 // context-length error, after a bounded number of requests.
 func TestWrapUpOverflowNothingFits(t *testing.T) {
 	model := &windowModel{window: 5000}
-	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(10), MaxIterations: 12, Budget: toolloop.Budget{WrapUp: true}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(10), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 12}}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage(strings.Repeat("huge task ", 600))})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	assert.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.ErrorIs(t, err, providers.ErrContextLength)
 	assert.Contains(t, err.Error(), "does not fit the model's context")
 	looptest.AssertValid(t, res.Messages)
@@ -186,9 +187,9 @@ func TestWrapUpOverflowCanceled(t *testing.T) {
 		}
 		return looptest.Calls(looptest.Call(fmt.Sprint("c", calls), "big", `{}`)), nil
 	})
-	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(10), MaxIterations: 4, Budget: toolloop.Budget{WrapUp: true}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: bigTools(10), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 4}}
 	res, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("go")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.Equal(t, 5, calls, "four turns and one wrap-up request")
 	looptest.AssertValid(t, res.Messages)
 }
@@ -242,10 +243,11 @@ func TestRunTypedWrapUp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			loop := &toolloop.AgentLoop{Model: tt.model(t), Tools: goldenTools(), MaxIterations: 1,
-				Budget: toolloop.Budget{WrapUp: true}}
+			loop := &toolloop.AgentLoop{Model: tt.model(t), Tools: goldenTools(),
+				Budget: toolloop.Budget{WrapUp: true, MaxTurns: 1},
+			}
 			v, res, err := toolloop.RunTyped[scored](context.Background(), loop, []toolloop.Message{toolloop.UserMessage("add")})
-			require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+			require.ErrorIs(t, err, toolloop.ErrBudget)
 			assert.NotErrorIs(t, err, toolloop.ErrOutput)
 			assert.Equal(t, scored{Answer: "three", Score: 3}, v)
 			assert.JSONEq(t, `{"answer":"three","score":3}`, string(res.Output))
@@ -266,9 +268,9 @@ func TestRunTypedWrapUp(t *testing.T) {
 func TestRunTypedWrapUpInvalid(t *testing.T) {
 	model := looptest.Script(looptest.Calls(looptest.Call("c1", "add", `{"a":1,"b":2}`)),
 		looptest.Calls(looptest.Call("w1", toolloop.DefaultOutputName, `{"answer":3}`)))
-	loop := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), MaxIterations: 1, Budget: toolloop.Budget{WrapUp: true}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 1}}
 	v, res, err := toolloop.RunTyped[scored](context.Background(), loop, []toolloop.Message{toolloop.UserMessage("add")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	var oe *toolloop.OutputError
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, `{"answer":3}`, oe.Answer)
@@ -282,18 +284,19 @@ func TestRunTypedWrapUpInvalid(t *testing.T) {
 func TestResumeTypedWrapUp(t *testing.T) {
 	model := looptest.Script(looptest.Calls(looptest.Call("c1", "add", `{"a":1,"b":2}`)),
 		looptest.Calls(looptest.Call("w1", toolloop.DefaultOutputName, `{"answer":"three","score":3}`)))
-	loop := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), MaxIterations: 1, PauseForApproval: true,
+	loop := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), PauseForApproval: true,
 		Guard: toolloop.AskingGuard(toolloop.GuardFunc(func(_ context.Context, c *toolloop.Call) toolloop.Verdict {
 			if c.Name == "add" {
 				return toolloop.Verdict{Decision: toolloop.Ask}
 			}
 			return toolloop.Verdict{Decision: toolloop.Allow}
-		})), Budget: toolloop.Budget{WrapUp: true}}
+		})), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 1},
+	}
 	_, res, err := toolloop.RunTyped[scored](context.Background(), loop, []toolloop.Message{toolloop.UserMessage("add")})
 	require.ErrorIs(t, err, toolloop.ErrPaused)
 	v, res, err := toolloop.ResumeTyped[scored](context.Background(), loop, res.Paused,
 		map[string]toolloop.Approval{"c1": {Approved: true}})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.Equal(t, scored{Answer: "three", Score: 3}, v)
 	looptest.AssertValid(t, res.Messages)
 }
@@ -321,7 +324,7 @@ func TestWrapUpOverflowOtherError(t *testing.T) {
 	boom := errors.New("provider down")
 	model := looptest.NewModel(t, looptest.Turn{Reply: looptest.Calls(looptest.Call("c1", "add", `{"a":1,"b":2}`))},
 		looptest.Turn{Err: boom})
-	loop := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), MaxIterations: 1, Budget: toolloop.Budget{WrapUp: true}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 1}}
 	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("add")})
 	require.ErrorIs(t, err, boom)
 	assert.Zero(t, model.Remaining())

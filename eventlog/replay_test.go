@@ -157,7 +157,7 @@ func TestReplayAfterCrash(t *testing.T) {
 	var buf bytes.Buffer
 	w := eventlog.NewWriter(&buf, eventlog.Options{})
 	c := new(counter)
-	loop := &toolloop.AgentLoop{Model: twoTurns(t), Tools: registry(c), OnEvent: w.Record, MaxConcurrency: 1}
+	loop := &toolloop.AgentLoop{Model: twoTurns(t), Tools: registry(c), OnEvent: w.Record, Limits: toolloop.Limits{MaxConcurrency: 1}}
 	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
 	require.NoError(t, err)
 	require.NoError(t, w.Close())

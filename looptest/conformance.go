@@ -41,7 +41,7 @@ func TestTool(t *testing.T, tool toolloop.Tool, args json.RawMessage) {
 		Turn{Reply: Calls(Call("conformance_1", spec.Name, string(args)))},
 		Turn{Reply: Text("done")},
 	)
-	loop := &toolloop.AgentLoop{Model: model, Tools: &reg, MaxResultBytes: -1}
+	loop := &toolloop.AgentLoop{Model: model, Tools: &reg, Limits: toolloop.Limits{MaxResultBytes: -1}}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("conformance")})
 	if err != nil {
 		t.Fatalf("running the tool through a loop: %v", err)

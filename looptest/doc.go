@@ -60,7 +60,7 @@
 //	looptest.AssertTranscript(t, want, res.Messages)
 //
 // A turn can repeat: Times answers that many calls in a row, and
-// [Forever] every call from then on, to test MaxIterations, budgets and
+// [Forever] every call from then on, to test Budget.MaxTurns, budgets and
 // loops that must stop a model that will not. Replies reach the loop as
 // deep copies made without re-encoding, so tool call arguments arrive
 // byte for byte as written ([Call]): invalid JSON, duplicate keys,

@@ -40,7 +40,7 @@ func ExampleDiffTranscripts() {
 }
 
 // Always answers every call with the same reply: here a model that keeps
-// calling a tool, which the loop stops after MaxIterations turns.
+// calling a tool, which the loop stops after Budget.MaxTurns turns.
 func ExampleAlways() {
 	var tools toolloop.ToolRegistry
 	tools.MustRegister(toolloop.NewTool("echo", "Echo the text.", func(_ context.Context, in struct {
@@ -49,12 +49,11 @@ func ExampleAlways() {
 		return in.Text, nil
 	}))
 	loop := &toolloop.AgentLoop{
-		Model:         looptest.Always(looptest.Calls(looptest.Call("c1", "echo", `{"text":"again"}`))),
-		Tools:         &tools,
-		MaxIterations: 3,
+		Model: looptest.Always(looptest.Calls(looptest.Call("c1", "echo", `{"text":"again"}`))),
+		Tools: &tools, Budget: toolloop.Budget{MaxTurns: 3},
 	}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("loop")})
-	fmt.Println(res.Turns, errors.Is(err, toolloop.ErrMaxIterations), looptest.Validate(res.Messages))
+	fmt.Println(res.Turns, errors.Is(err, toolloop.ErrBudget), looptest.Validate(res.Messages))
 	// Output: 3 true <nil>
 }
 

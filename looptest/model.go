@@ -19,7 +19,7 @@ var ErrUnexpected = errors.New("looptest: the loop sent a request the script did
 
 // Forever, as [Turn].Times, makes a turn answer every call from its first
 // on: the script never runs out, so the loop must stop on its own limits
-// (MaxIterations, a budget, cancellation).
+// (Budget.MaxTurns, a budget, cancellation).
 const Forever = -1
 
 // Turn is one scripted model turn.

@@ -115,16 +115,16 @@ func TestRepeatedTurnChecksEveryCall(t *testing.T) {
 	assert.Contains(t, ft.errors[0], "turn 3")
 }
 
-// TestForeverStopsOnMaxIterations is the test the feature is for: a model
+// TestForeverStopsOnMaxTurns is the test the feature is for: a model
 // that keeps calling tools, and a loop that must stop it.
-func TestForeverStopsOnMaxIterations(t *testing.T) {
+func TestForeverStopsOnMaxTurns(t *testing.T) {
 	model := looptest.NewModel(t, looptest.Turn{
 		Reply: looptest.Calls(looptest.Call("c1", "echo", `{"text":"again"}`)),
 		Times: looptest.Forever,
 	})
-	loop := &toolloop.AgentLoop{Model: model, Tools: echoRegistry(t), MaxIterations: 5}
+	loop := &toolloop.AgentLoop{Model: model, Tools: echoRegistry(t), Budget: toolloop.Budget{MaxTurns: 5}}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("loop")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.Equal(t, 5, res.Turns)
 	assert.Len(t, model.Requests(), 5)
 	looptest.AssertValid(t, res.Messages)
@@ -132,12 +132,11 @@ func TestForeverStopsOnMaxIterations(t *testing.T) {
 
 func TestAlways(t *testing.T) {
 	loop := &toolloop.AgentLoop{
-		Model:         looptest.Always(looptest.Calls(looptest.Call("c1", "echo", `{"text":"again"}`))),
-		Tools:         echoRegistry(t),
-		MaxIterations: 7,
+		Model: looptest.Always(looptest.Calls(looptest.Call("c1", "echo", `{"text":"again"}`))),
+		Tools: echoRegistry(t), Budget: toolloop.Budget{MaxTurns: 7},
 	}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("loop")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.Equal(t, 7, res.Turns)
 	looptest.AssertValid(t, res.Messages)
 

@@ -25,7 +25,7 @@ func Script(replies ...*toolloop.Response) toolloop.Model {
 }
 
 // Always returns a model that answers every call with reply, for a loop
-// that must stop on its own limits: MaxIterations, a budget, a guard,
+// that must stop on its own limits: Budget.MaxTurns, a budget, a guard,
 // cancellation. Like [Script] it checks nothing the loop sends, and each
 // call gets a deep copy of reply, made without re-encoding. It is safe
 // for concurrent use. In a test, [NewModel] with a Turn whose Times is

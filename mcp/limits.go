@@ -29,7 +29,7 @@ func (s *Source) textBudget(n int) int {
 	case s.opts.MaxOutputBytes > 0:
 		return s.opts.MaxOutputBytes
 	}
-	return toolloop.DefaultMaxOutputBytes
+	return toolloop.Limits{}.WithDefaults().MaxOutputBytes
 }
 
 func (s *Source) limits(text int) limits {

@@ -103,7 +103,7 @@ func newServeFixture() *serveFixture {
 			}
 			return toolloop.Verdict{Decision: toolloop.Allow}
 		}),
-		ReportInterval: -1, // every progress report is sent
+		Limits: toolloop.Limits{ReportInterval: -1}, // every progress report is sent
 	}
 	return f
 }

@@ -63,7 +63,7 @@ func TestServeProxiesAnotherServer(t *testing.T) {
 	defer func() { require.NoError(t, src.Close()) }()
 	reg := &toolloop.ToolRegistry{}
 	require.NoError(t, reg.AddSource(t.Context(), src))
-	srv, err := mcp.NewServer(&toolloop.AgentLoop{Tools: reg, ReportInterval: -1}, nil)
+	srv, err := mcp.NewServer(&toolloop.AgentLoop{Tools: reg, Limits: toolloop.Limits{ReportInterval: -1}}, nil)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, srv.Close()) }()
 

@@ -181,7 +181,7 @@ func TestTimeoutCancelsOnServer(t *testing.T) {
 			looptest.Turn{Reply: looptest.Calls(looptest.Call("slow", "test__slow", `{"steps":100,"delay_ms":100}`))},
 			looptest.Turn{Reply: looptest.Text("done")},
 		)
-		loop := &toolloop.AgentLoop{Model: model, Tools: reg, ToolTimeout: 300 * time.Millisecond}
+		loop := &toolloop.AgentLoop{Model: model, Tools: reg, Limits: toolloop.Limits{ToolTimeout: 300 * time.Millisecond}}
 		start := time.Now()
 		res := run(t, loop, "go")
 		got := looptest.Results(res.Messages)
@@ -193,7 +193,7 @@ func TestTimeoutCancelsOnServer(t *testing.T) {
 		assert.Eventually(t, s.sawCancel, 5*time.Second, 10*time.Millisecond, "the server never saw the cancellation")
 		// The session survives a cancelled call. The next call has a
 		// timeout of its own, so a loaded machine cannot fail it.
-		echo, _ := (&toolloop.AgentLoop{Tools: reg, ToolTimeout: time.Minute}).RunCall(context.Background(), "r", 1,
+		echo, _ := (&toolloop.AgentLoop{Tools: reg, Limits: toolloop.Limits{ToolTimeout: time.Minute}}).RunCall(context.Background(), "r", 1,
 			looptest.Call("echo", "test__echo", `{"text":"still here"}`), nil)
 		assert.Equal(t, "still here", echo.Text())
 	})
@@ -238,7 +238,7 @@ func TestCrashRestarts(t *testing.T) {
 			looptest.Turn{Reply: looptest.Text("done")},
 		)
 		rec := &looptest.Recorder{}
-		res := run(t, &toolloop.AgentLoop{Model: model, Tools: reg, OnEvent: rec.Record, ToolTimeout: time.Minute}, "go")
+		res := run(t, &toolloop.AgentLoop{Model: model, Tools: reg, OnEvent: rec.Record, Limits: toolloop.Limits{ToolTimeout: time.Minute}}, "go")
 		got := looptest.Results(res.Messages)
 		require.True(t, got["crash"].IsError())
 		assert.Equal(t, toolloop.KindExecutionFailed, got["crash"].Error.Kind)

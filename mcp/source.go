@@ -65,7 +65,7 @@ type Options struct {
 
 	// MaxOutputBytes bounds the text a call keeps when the call does not
 	// say ([toolloop.Call.MaxOutputBytes] is 0); 0 means
-	// [toolloop.DefaultMaxOutputBytes]. A stdio or SSE server's stream,
+	// the loop's default (1 MiB, see [toolloop.Limits]). A stdio or SSE server's stream,
 	// which carries the answers to every call, keeps the largest budget
 	// of the calls in flight, or this.
 	//

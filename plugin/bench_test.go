@@ -43,7 +43,7 @@ func BenchmarkBigResult(b *testing.B) {
 			for b.Loop() {
 				res, err := big.Run(context.Background(), &toolloop.Call{
 					ID: "big", Name: "big", Arguments: json.RawMessage(args),
-					MaxOutputBytes: toolloop.DefaultMaxOutputBytes,
+					MaxOutputBytes: (1 << 20),
 				})
 				if res == nil {
 					res = toolloop.ErrorResult(err)

@@ -48,7 +48,7 @@
 //
 // The host holds no more of a tool's output than the call's output
 // budget (toolloop.Call.MaxOutputBytes, which the loop sets; see
-// toolloop.AgentLoop.MaxOutputBytes), whatever the tool returns: the
+// toolloop.Limits.MaxOutputBytes), whatever the tool returns: the
 // budget goes to the plugin with the call, and [Serve] cuts the result's
 // text to it before sending it, keeping a head and a tail around a marker
 // that says how much was cut, as [toolloop.TruncateText] does. A plugin

@@ -62,8 +62,7 @@ func TestPipeline(t *testing.T) {
 				return nil, nil
 			}},
 		},
-		MaxResultBytes: 1000,
-		OnEvent:        rec.Record,
+		OnEvent: rec.Record, Limits: toolloop.Limits{MaxResultBytes: 1000},
 	}
 	out, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
 	require.NoError(t, err)
@@ -159,8 +158,7 @@ func TestTimeoutThroughLoop(t *testing.T) {
 		Model: looptest.NewModel(t,
 			looptest.Turn{Reply: looptest.Calls(looptest.Call("h", "hang", string(args)))},
 			looptest.Turn{Reply: looptest.Text("done")}),
-		Tools:       &reg,
-		ToolTimeout: 200 * time.Millisecond,
+		Tools: &reg, Limits: toolloop.Limits{ToolTimeout: 200 * time.Millisecond},
 	}
 	out, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
 	require.NoError(t, err)

@@ -406,8 +406,9 @@ func TestEnvelopeInLoop(t *testing.T) {
 		}
 		return &toolloop.Response{Message: toolloop.Message{ToolCalls: []toolloop.ToolCall{{ID: "c1", Name: "big", Arguments: json.RawMessage(`{}`)}}}}, nil
 	})
-	loop := &toolloop.AgentLoop{Model: model, Tools: reg, MaxResultBytes: 4096,
-		Hooks: toolloop.Hooks{PostToolUse: []toolloop.PostToolUseHook{r.PostToolUse, e.PostToolUse}}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: reg,
+		Hooks: toolloop.Hooks{PostToolUse: []toolloop.PostToolUseHook{r.PostToolUse, e.PostToolUse}}, Limits: toolloop.Limits{MaxResultBytes: 4096},
+	}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
 	require.NoError(t, err)
 	require.True(t, res.Messages[2].Result.Meta.Truncated)

@@ -53,9 +53,8 @@ func ExampleNewPrinter() {
 		}},
 		Approver: toolloop.ApproverFunc(func(context.Context, *toolloop.Call, string) (toolloop.Approval, error) {
 			return toolloop.Approval{Approved: false, Reason: "not now"}, nil
-		}),
-		MaxConcurrency: 1, // one call at a time, for a stable output
-		OnEvent:        sink.NewPrinter(os.Stdout, nil),
+		}), // one call at a time, for a stable output
+		OnEvent: sink.NewPrinter(os.Stdout, nil), Limits: toolloop.Limits{MaxConcurrency: 1},
 	}
 	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Why do the tests fail?")})
 	fmt.Println("error:", err)
@@ -88,9 +87,8 @@ func ExampleNewSlog() {
 			looptest.Calls(looptest.Call("c1", "read_file", `{"path":"main.go"}`), looptest.Call("c2", "run_tests", `{}`)),
 			looptest.Text("TestParse fails."),
 		),
-		Tools:          exampleTools(),
-		MaxConcurrency: 1,
-		OnEvent:        sink.NewSlog(logger, nil),
+		Tools:   exampleTools(),
+		OnEvent: sink.NewSlog(logger, nil), Limits: toolloop.Limits{MaxConcurrency: 1},
 	}
 	_, _ = loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Why do the tests fail?")})
 	// Output:

@@ -345,8 +345,7 @@ func TestPrinterLoop(t *testing.T) {
 		Approver: toolloop.ApproverFunc(func(context.Context, *toolloop.Call, string) (toolloop.Approval, error) {
 			return toolloop.Approval{Approved: true}, nil
 		}),
-		MaxConcurrency: 1,
-		OnEvent:        sink.NewPrinter(&b, &sink.PrinterOptions{Color: sink.ColorNever}),
+		OnEvent: sink.NewPrinter(&b, &sink.PrinterOptions{Color: sink.ColorNever}), Limits: toolloop.Limits{MaxConcurrency: 1},
 	}
 	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("clean up")})
 	require.NoError(t, err)

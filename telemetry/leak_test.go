@@ -169,9 +169,9 @@ func runLeakyLoop(t *testing.T, docs []corpusDoc, recordContent bool) leakOutput
 		}
 	}
 	loop := &toolloop.AgentLoop{
-		Model: model, Tools: reg, Logger: logger, MaxIterations: len(replies) + 2,
+		Model: model, Tools: reg, Logger: logger,
 		OnEvent: toolloop.MultiSink(w.Record, obs.Record, ui),
-		Hooks:   toolloop.Hooks{Middleware: []toolloop.Middleware{obs.Middleware}},
+		Hooks:   toolloop.Hooks{Middleware: []toolloop.Middleware{obs.Middleware}}, Budget: toolloop.Budget{MaxTurns: len(replies) + 2},
 	}
 	_, err = loop.Run(context.Background(), prompt)
 	require.ErrorContains(t, err, "provider: ", "the run ends with the model's error")

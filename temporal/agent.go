@@ -31,12 +31,12 @@ const callOverhead = 5 * time.Minute
 // zero fields are the documented defaults; only Loop, with its Model, is
 // required.
 //
-// The workflow reads Loop's limits (MaxIterations, MaxConcurrency, Budget,
-// Failures, whether it has ContextManagers) and the policies below while
+// The workflow reads Loop's Limits and Budget (and whether it has
+// ContextManagers) and the policies below while
 // it runs, so, like workflow code, they must be the same on every worker
 // of a task queue, and a change to them is a change to the workflow (see
 // [workflow.GetVersion]). Budget.StopWhen runs in workflow code and must
-// be deterministic. Loop.Models, the context managers themselves and
+// be deterministic. Loop.ModelTable, the context managers themselves and
 // everything else of the loop are read in activities only.
 //
 // A run's ID (RunResult.RunID, and Call.RunID for guards, hooks and
@@ -178,26 +178,11 @@ func retryable(a toolloop.Annotations) bool {
 	return !a.Destructive && (a.ReadOnly || a.Idempotent)
 }
 
-func (ag *agent) maxIterations() int {
-	if ag.Loop.MaxIterations > 0 {
-		return ag.Loop.MaxIterations
-	}
-	return toolloop.DefaultMaxIterations
-}
+// limits is the loop's Limits with their defaults, as Run applies them.
+func (ag *agent) limits() toolloop.Limits { return ag.Loop.Limits.WithDefaults() }
 
-func (ag *agent) maxConcurrency() int {
-	if ag.Loop.MaxConcurrency > 0 {
-		return ag.Loop.MaxConcurrency
-	}
-	return toolloop.DefaultMaxConcurrency
-}
-
-func (ag *agent) toolTimeout() time.Duration {
-	if ag.Loop.ToolTimeout > 0 {
-		return ag.Loop.ToolTimeout
-	}
-	return toolloop.DefaultToolTimeout
-}
+// budget is the loop's Budget with its defaults, as Run applies it.
+func (ag *agent) budget() toolloop.Budget { return ag.Loop.Budget.WithDefaults() }
 
 // logWarn logs to the loop's Logger, if any.
 func (ag *agent) logWarn(msg string, args ...any) {

@@ -188,7 +188,7 @@ func TestConcurrencyLimits(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		inEvent.Add(-1)
 	}
-	env := newEnv(t, temporal.Agent{Loop: &toolloop.AgentLoop{Model: model, Tools: &reg, MaxConcurrency: 2, OnEvent: onEvent}})
+	env := newEnv(t, temporal.Agent{Loop: &toolloop.AgentLoop{Model: model, Tools: &reg, OnEvent: onEvent, Limits: toolloop.Limits{MaxConcurrency: 2}}})
 	res, err := run(t, env, "", []toolloop.Message{toolloop.UserMessage("work")})
 	require.NoError(t, err)
 	assert.Zero(t, overlapped.Load(), "OnEvent sees one event at a time")

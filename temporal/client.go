@@ -43,9 +43,9 @@ func Start(ctx context.Context, c client.Client, opts RunOptions, msgs []toolloo
 
 // Wait waits for a run to end and returns its result the way
 // AgentLoop.Run does: the result so far with every error, and
-// toolloop.ErrMaxIterations, toolloop.ErrLength, a *toolloop.BudgetError
-// (toolloop.ErrBudget), a *toolloop.FailureError
-// (toolloop.ErrToolFailures), an error matching toolloop.ErrUnknownPrice,
+// toolloop.ErrLength, a *toolloop.BudgetError (toolloop.ErrBudget) naming
+// the limit, with a *toolloop.FailureError as its cause when failed calls
+// stopped the run, an error matching toolloop.ErrUnknownPrice,
 // ErrModel (and providers.ErrContextLength when the model refused the
 // request as too long), or an error that matches context.Canceled (and
 // *temporal.CanceledError) for a cancelled run. A limit reached with

@@ -12,7 +12,7 @@ import (
 // when it continues as new: with the transcript (Input.Messages), all the
 // next execution needs to go on as if it were the same one.
 type carried struct {
-	// Turns counts the model turns taken so far, for MaxIterations and
+	// Turns counts the model turns taken so far, for Budget.MaxTurns and
 	// for the activity IDs and call IDs of the next turns.
 	Turns      int                      `json:"turns"`
 	Accounting toolloop.Accounting      `json:"accounting"`

@@ -21,7 +21,8 @@
 // toolloop.AssistantMessage; each tool call is an activity that runs it
 // through the whole pipeline with AgentLoop.RunCall (validation, guard,
 // hooks, execution, truncation, events); results are appended in call
-// order; length and refusal stops, MaxIterations, MaxConcurrency and
+// order; length and refusal stops, Budget.MaxTurns, Limits (read with
+// their defaults through Limits.WithDefaults, as Run reads them) and
 // exclusive tools are handled as Run handles them. The calls of a turn run
 // at once, each in its own activity. The tests replay the core's golden
 // scenarios through the workflow, in one execution and continued as new
@@ -47,10 +48,12 @@
 //     calls in progress when it runs out, as Run's deadline does. The time
 //     a turn spends waiting only for approval decisions does not count, as
 //     the time between a pause and Resume does not.
-//   - Loop.Failures ends the run with a *toolloop.FailureError.
+//   - Budget.MaxConsecutiveFailures and StopOnFailure end the run with
+//     a *toolloop.BudgetError (LimitFailures) whose cause is a
+//     *toolloop.FailureError.
 //   - RunResult.Accounting adds up usage, cost, unpriced turns, tool calls
 //     and consecutive failures. Each response, and each compaction, is
-//     priced in its activity, on the worker, from Loop.Models and the
+//     priced in its activity, on the worker, from Loop.ModelTable and the
 //     built-in table: the price is recorded in the history with the turn,
 //     so a changed price table never changes a replay. With
 //     Budget.MaxCost, a turn whose model has no price ends the run with

@@ -134,14 +134,14 @@ func (rn *run) callCheck(b *toolloop.Budget, st toolloop.RunStatus) (be *toolloo
 	return b.Check(st)
 }
 
-// overBudget answers the calls beyond AgentLoop.MaxCallsPerTurn and
+// overBudget answers the calls beyond Limits.MaxCallsPerTurn and
 // Budget.MaxToolCalls as not run, and counts the others. done holds the
 // answers by call position, or is nil.
 func (rn *run) overBudget(calls []toolloop.ToolCall) (done []*toolloop.ToolResult) {
 	res := rn.res
 	allowed := len(calls)
 	var why string
-	if m := maxCallsPerTurn(rn.ag.Loop); rn.turnCap && m > 0 && allowed > m {
+	if m := rn.ag.limits().MaxCallsPerTurn; rn.turnCap && m > 0 && allowed > m {
 		allowed = m
 		why = fmt.Sprintf("not run: the model asked for %d tool calls in one turn, and at most %d run per turn; ask again for the ones still needed", len(calls), m)
 	}
@@ -162,24 +162,15 @@ func (rn *run) overBudget(calls []toolloop.ToolCall) (done []*toolloop.ToolResul
 	return done
 }
 
-// maxCallsPerTurn is l.MaxCallsPerTurn with its default; <= 0 means none.
-func maxCallsPerTurn(l *toolloop.AgentLoop) int {
-	if l.MaxCallsPerTurn == 0 {
-		return toolloop.DefaultMaxCallsPerTurn
-	}
-	return l.MaxCallsPerTurn
-}
-
 // checkFailures applies the failure policy to the results of the calls
 // that ran.
-func (rn *run) checkFailures(results []*toolloop.ToolResult) *toolloop.FailureError {
-	n, fe := rn.ag.Loop.Failures.Check(rn.res.ConsecutiveFailures, results)
+func (rn *run) checkFailures(results []*toolloop.ToolResult) *toolloop.BudgetError {
+	n, fe := rn.ag.Loop.Budget.CheckFailures(rn.res.ConsecutiveFailures, results)
 	rn.res.ConsecutiveFailures = n
 	return fe
 }
 
-// limitReached ends a run that reached a limit (a *BudgetError or
-// ErrMaxIterations), after the wrap-up turn if the budget asks for one.
+// limitReached ends a run that reached a limit (a *BudgetError), after the wrap-up turn if the budget asks for one.
 // The wrap-up turn runs on the outer context: the budget's deadline does
 // not stop it.
 func (rn *run) limitReached(limit error) (*toolloop.RunResult, error) {
@@ -264,13 +255,9 @@ func (rn *run) wrapUpTurn() (*turnOutput, error) {
 // request too long for the model's context.
 func (rn *run) endLimit(limit error, wrapUp string, overflow bool) (*toolloop.RunResult, error) {
 	f := &failure{WrapUp: wrapUp, WrapUpContextLength: overflow}
-	var be *toolloop.BudgetError
-	switch {
-	case errors.As(limit, &be):
-		f.Budget = be
+	if be, ok := errors.AsType[*toolloop.BudgetError](limit); ok {
+		f.Budget = &toolloop.BudgetError{Limit: be.Limit, Used: be.Used, Max: be.Max}
 		return rn.fail(errTypeBudget, be.Error(), f)
-	case errors.Is(limit, toolloop.ErrMaxIterations):
-		return rn.fail(errTypeMaxIterations, limit.Error(), f)
 	}
 	return rn.fail(errTypeModel, limit.Error(), f)
 }
@@ -279,6 +266,9 @@ func (rn *run) endLimit(limit error, wrapUp string, overflow bool) (*toolloop.Ru
 // is the RunResult so far): what Wait needs to give back the error
 // AgentLoop.Run returns.
 type failure struct {
+	// Budget is the limit the run reached, without its cause (an error
+	// does not round-trip through JSON); Failure is the cause of a
+	// LimitFailures.
 	Budget  *toolloop.BudgetError  `json:"budget,omitempty"`
 	Failure *toolloop.FailureError `json:"failure,omitempty"`
 	// ContextLength: the model refused the request as too long for its
@@ -296,20 +286,17 @@ type failure struct {
 func (f *failure) err(typ, msg string) error {
 	var err error
 	switch typ {
-	case errTypeMaxIterations:
-		err = toolloop.ErrMaxIterations
 	case errTypeLength:
 		err = toolloop.ErrLength
 	case errTypeBudget:
 		if f.Budget == nil {
 			return nil
 		}
-		err = f.Budget
-	case errTypeToolFailures:
-		if f.Failure == nil {
-			return nil
+		be := *f.Budget
+		if f.Failure != nil {
+			be.Err = f.Failure
 		}
-		err = f.Failure
+		err = &be
 	case errTypeUnknownPrice:
 		err = fmt.Errorf("%w: %s", toolloop.ErrUnknownPrice, msg)
 	case errTypeModel:

@@ -73,7 +73,7 @@ func tickRun(ctx context.Context, tb testing.TB, c client.Client, turns, perExec
 	queue := "ticks-" + fmt.Sprint(time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{})
 	temporal.Register(w, temporal.Agent{
-		Loop:                 &toolloop.AgentLoop{Model: tickModel(turns), Tools: &reg, MaxIterations: turns + 1},
+		Loop:                 &toolloop.AgentLoop{Model: tickModel(turns), Tools: &reg, Budget: toolloop.Budget{MaxTurns: turns + 1}},
 		MaxTurnsPerExecution: perExec,
 	})
 	require.NoError(tb, w.Start())

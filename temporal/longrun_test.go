@@ -257,7 +257,7 @@ func TestUnknownPrice(t *testing.T) {
 }
 
 // TestCostFromTheWorker: each turn is priced on the worker, by the model
-// its response names, from Loop.Models and then the built-in table; the
+// its response names, from Loop.ModelTable and then the built-in table; the
 // run's cost and unpriced turns add up as in process.
 func TestCostFromTheWorker(t *testing.T) {
 	newLoop := func() *toolloop.AgentLoop {
@@ -268,8 +268,8 @@ func TestCostFromTheWorker(t *testing.T) {
 		r3 := looptest.Text("3 and 7")
 		r3.Model, r3.Usage = "mystery-model", toolloop.Usage{InputTokens: 10, OutputTokens: 5}
 		return &toolloop.AgentLoop{Model: looptest.NewModel(t, looptest.Turn{Reply: r1}, looptest.Turn{Reply: r2}, looptest.Turn{Reply: r3}),
-			Tools:  goldenTools(),
-			Models: toolloop.Models{"house-model": {Price: &toolloop.Price{Input: 1, Output: 2}}}}
+			Tools:      goldenTools(),
+			ModelTable: toolloop.ModelTable{"house-model": {Price: &toolloop.Price{Input: 1, Output: 2}}}}
 	}
 	input := []toolloop.Message{toolloop.UserMessage("add")}
 	want, err := newLoop().Run(context.Background(), input)
@@ -311,7 +311,7 @@ func TestInputJSON(t *testing.T) {
 	assert.Equal(t, "hi", in.Messages[0].Text())
 }
 
-// TestCallsPerTurn: the calls of a turn beyond AgentLoop.MaxCallsPerTurn
+// TestCallsPerTurn: the calls of a turn beyond Limits.MaxCallsPerTurn
 // are answered as not run, as in process.
 func TestCallsPerTurn(t *testing.T) {
 	newLoop := func() *toolloop.AgentLoop {
@@ -322,7 +322,8 @@ func TestCallsPerTurn(t *testing.T) {
 		return &toolloop.AgentLoop{Model: looptest.NewModel(t,
 			looptest.Turn{Reply: looptest.Calls(calls...)},
 			looptest.Turn{Reply: looptest.Text("done")}),
-			Tools: goldenTools(), MaxCallsPerTurn: 2}
+			Tools: goldenTools(), Limits: toolloop.Limits{MaxCallsPerTurn: 2},
+		}
 	}
 	input := []toolloop.Message{toolloop.UserMessage("add")}
 	want, wantErr := newLoop().Run(context.Background(), input)
@@ -351,9 +352,9 @@ func TestWrapUpOverflowTrims(t *testing.T) {
 	}
 	model := looptest.NewModel(t, add("c1"), add("c2"), add("c3"), add("c4"),
 		looptest.Turn{Err: overflowErr}, looptest.Turn{Err: overflowErr}, looptest.Turn{Reply: looptest.Text("final")})
-	l := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), MaxIterations: 4, Budget: toolloop.Budget{WrapUp: true}}
+	l := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 4}}
 	res, err := run(t, newEnv(t, temporal.Agent{Loop: l}), "", []toolloop.Message{toolloop.UserMessage("add")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.NotErrorIs(t, err, providers.ErrContextLength)
 	assert.Equal(t, "final", res.FinalText)
 	looptest.AssertValid(t, res.Messages)
@@ -362,9 +363,9 @@ func TestWrapUpOverflowTrims(t *testing.T) {
 	assert.Contains(t, looptest.Results(res.Messages), "c4", "the last turn is kept while it fits")
 
 	model = looptest.NewModel(t, add("c1"), looptest.Turn{Err: overflowErr, Times: 2})
-	l = &toolloop.AgentLoop{Model: model, Tools: goldenTools(), MaxIterations: 1, Budget: toolloop.Budget{WrapUp: true}}
+	l = &toolloop.AgentLoop{Model: model, Tools: goldenTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 1}}
 	res, err = run(t, newEnv(t, temporal.Agent{Loop: l}), "", []toolloop.Message{toolloop.UserMessage("add")})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	require.ErrorIs(t, err, providers.ErrContextLength)
 	looptest.AssertValid(t, res.Messages)
 }

@@ -53,7 +53,7 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 		}
 	}
 	rn.calls = slots
-	limit := rn.ag.maxConcurrency()
+	limit := rn.ag.limits().MaxConcurrency
 	running := 0
 	exclusive, canceled := false, ctx.Err() != nil
 	finish := func(s *slot, r *toolloop.ToolResult) {
@@ -158,7 +158,7 @@ func (rn *run) start(s *slot) {
 	}
 	timeout := s.policy.Timeout
 	if timeout <= 0 {
-		timeout = ag.toolTimeout()
+		timeout = ag.limits().ToolTimeout
 	}
 	actx := workflow.WithActivityOptions(rn.ctx, workflow.ActivityOptions{
 		ActivityID:          id,

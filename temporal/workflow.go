@@ -36,12 +36,10 @@ const (
 // details hold the *toolloop.RunResult so far and a *failure. Wait turns
 // them back into the errors AgentLoop.Run returns.
 const (
-	errTypeMaxIterations = "toolloop.MaxIterations"
-	errTypeLength        = "toolloop.Length"
-	errTypeModel         = "toolloop.Model"
-	errTypeBudget        = "toolloop.Budget"
-	errTypeToolFailures  = "toolloop.ToolFailures"
-	errTypeUnknownPrice  = "toolloop.UnknownPrice"
+	errTypeLength       = "toolloop.Length"
+	errTypeModel        = "toolloop.Model"
+	errTypeBudget       = "toolloop.Budget"
+	errTypeUnknownPrice = "toolloop.UnknownPrice"
 	// errTypeModelFailed, errTypeContextLength and errTypeToolFailed are
 	// activity failures.
 	errTypeModelFailed   = "toolloop.ModelFailed"
@@ -59,7 +57,7 @@ const (
 )
 
 // turnCapVersion marks the workflow code that answers the calls of a turn
-// beyond AgentLoop.MaxCallsPerTurn as not run.
+// beyond Limits.MaxCallsPerTurn as not run.
 const (
 	turnCapChange  = "toolloop.calls-per-turn"
 	turnCapVersion = 1
@@ -135,12 +133,13 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 				return rn.limitReached(err)
 			}
 		}
-		if rn.turn >= rn.ag.maxIterations() {
+		if max := rn.ag.budget().MaxTurns; rn.turn >= max {
 			res.StopReason = toolloop.StopToolUse
+			be := &toolloop.BudgetError{Limit: toolloop.LimitTurns, Used: float64(rn.turn), Max: float64(max)}
 			if rn.longRun {
-				return rn.limitReached(toolloop.ErrMaxIterations)
+				return rn.limitReached(be)
 			}
-			return rn.fail(errTypeMaxIterations, toolloop.ErrMaxIterations.Error(), nil)
+			return rn.fail(errTypeBudget, be.Error(), &failure{Budget: be})
 		}
 		if rn.ctx.Err() != nil {
 			return rn.aborted()
@@ -181,7 +180,7 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 		if rn.longRun && l.Budget.MaxCost > 0 && out.Unpriced {
 			rn.notRun(msg.ToolCalls, "not run: the run stopped because the cost of this turn cannot be counted")
 			return rn.fail(errTypeUnknownPrice, fmt.Sprintf(
-				"Budget.MaxCost is set, but model %q has no price: add it to AgentLoop.Models", out.Response.Model), nil)
+				"Budget.MaxCost is set, but model %q has no price: add it to AgentLoop.ModelTable", out.Response.Model), nil)
 		}
 		if len(msg.ToolCalls) == 0 {
 			if msg.StopReason == toolloop.StopLength {
@@ -225,8 +224,9 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 				}
 			}
 		}
-		if fe := rn.checkFailures(ran); fe != nil {
-			return rn.fail(errTypeToolFailures, fe.Error(), &failure{Failure: fe})
+		if be := rn.checkFailures(ran); be != nil {
+			fe, _ := errors.AsType[*toolloop.FailureError](be)
+			return rn.fail(errTypeBudget, be.Error(), &failure{Budget: &toolloop.BudgetError{Limit: be.Limit}, Failure: fe})
 		}
 	}
 }

@@ -125,14 +125,14 @@ var LongRun = []Scenario{
 	{Name: "budget_tool_calls_wrap_up", Err: toolloop.ErrBudget, Limit: toolloop.LimitToolCalls},
 	{Name: "budget_cost", Err: toolloop.ErrBudget, Limit: toolloop.LimitCost},
 	{Name: "stop_when", Err: toolloop.ErrBudget, Limit: toolloop.LimitStopWhen},
-	{Name: "max_iterations_wrap_up", Err: toolloop.ErrMaxIterations},
-	{Name: "failures_consecutive", Err: toolloop.ErrToolFailures},
-	{Name: "failures_stop_on", Err: toolloop.ErrToolFailures},
+	{Name: "max_iterations_wrap_up", Err: toolloop.ErrBudget, Limit: toolloop.LimitTurns},
+	{Name: "failures_consecutive", Err: toolloop.ErrBudget, Limit: toolloop.LimitFailures},
+	{Name: "failures_stop_on", Err: toolloop.ErrBudget, Limit: toolloop.LimitFailures},
 }
 
 // scriptedPrice is what the scenarios' model, scripted-1, costs: a dollar
 // per thousand input tokens and two per thousand output tokens.
-var scriptedPrice = toolloop.Models{"scripted-1": {ContextWindow: 2000, Price: &toolloop.Price{Input: 1000, Output: 2000}}}
+var scriptedPrice = toolloop.ModelTable{"scripted-1": {ContextWindow: 2000, Price: &toolloop.Price{Input: 1000, Output: 2000}}}
 
 // Scenarios are the golden files a plain Run replays.
 var Scenarios = []Scenario{
@@ -146,7 +146,7 @@ var Scenarios = []Scenario{
 	{Name: "panic"},
 	{Name: "timeout"},
 	{Name: "parallel_out_of_order"},
-	{Name: "max_iterations", Err: toolloop.ErrMaxIterations},
+	{Name: "max_iterations", Err: toolloop.ErrBudget, Limit: toolloop.LimitTurns},
 	{Name: "truncation"},
 	{Name: "hooks"},
 	{Name: "repaired_arguments"},
@@ -201,24 +201,24 @@ var Setups = map[string]func(l *toolloop.AgentLoop){
 	},
 	"ask_with_approver":    func(l *toolloop.AgentLoop) { l.Guard, l.Approver = DestructiveAsks, ApproveByPath },
 	"ask_without_approver": func(l *toolloop.AgentLoop) { l.Guard = UndeclaredAsks },
-	"timeout":              func(l *toolloop.AgentLoop) { l.ToolTimeout = 20 * time.Millisecond },
-	"max_iterations":       func(l *toolloop.AgentLoop) { l.MaxIterations = 2 },
-	"truncation":           func(l *toolloop.AgentLoop) { l.MaxResultBytes = 1024 },
+	"timeout":              func(l *toolloop.AgentLoop) { l.Limits.ToolTimeout = 20 * time.Millisecond },
+	"max_iterations":       func(l *toolloop.AgentLoop) { l.Budget.MaxTurns = 2 },
+	"truncation":           func(l *toolloop.AgentLoop) { l.Limits.MaxResultBytes = 1024 },
 	"repaired_arguments":   func(l *toolloop.AgentLoop) { l.Repair = toolloop.RepairArguments },
 	"clear_old_results": func(l *toolloop.AgentLoop) {
-		l.MaxResultBytes = 1024
+		l.Limits.MaxResultBytes = 1024
 		l.ContextManagers = []toolloop.ContextManager{&toolloop.ClearToolResults{KeepTurns: 1}}
 	},
 	"compact_threshold": func(l *toolloop.AgentLoop) {
-		l.MaxResultBytes = 1024
-		l.Models = scriptedPrice
+		l.Limits.MaxResultBytes = 1024
+		l.ModelTable = scriptedPrice
 		l.ContextManagers = []toolloop.ContextManager{&toolloop.Compactor{
 			When: toolloop.Threshold{Fraction: 0.5}, KeepTurns: 1,
 			Pin: func(m toolloop.Message) bool { return strings.HasPrefix(m.Text(), "Remember:") },
 		}}
 	},
 	"compact_overflow": func(l *toolloop.AgentLoop) {
-		l.MaxResultBytes = 1024
+		l.Limits.MaxResultBytes = 1024
 		l.ContextManagers = []toolloop.ContextManager{&toolloop.Compactor{When: toolloop.Threshold{Tokens: 1 << 30}}}
 	},
 	"budget_output_tokens": func(l *toolloop.AgentLoop) { l.Budget.MaxOutputTokens = 50 },
@@ -229,7 +229,7 @@ var Setups = map[string]func(l *toolloop.AgentLoop){
 		l.Budget.MaxToolCalls, l.Budget.WrapUp = 3, true
 	},
 	"budget_cost": func(l *toolloop.AgentLoop) {
-		l.Models = scriptedPrice
+		l.ModelTable = scriptedPrice
 		l.Budget.MaxCost = 0.25
 	},
 	"stop_when": func(l *toolloop.AgentLoop) {
@@ -243,10 +243,10 @@ var Setups = map[string]func(l *toolloop.AgentLoop){
 			return false
 		}
 	},
-	"max_iterations_wrap_up": func(l *toolloop.AgentLoop) { l.MaxIterations, l.Budget.WrapUp = 2, true },
-	"failures_consecutive":   func(l *toolloop.AgentLoop) { l.Failures.MaxConsecutive = 3 },
+	"max_iterations_wrap_up": func(l *toolloop.AgentLoop) { l.Budget.MaxTurns, l.Budget.WrapUp = 2, true },
+	"failures_consecutive":   func(l *toolloop.AgentLoop) { l.Budget.MaxConsecutiveFailures = 3 },
 	"failures_stop_on": func(l *toolloop.AgentLoop) {
-		l.Failures.StopOn = []toolloop.ErrorKind{toolloop.KindPanic}
+		l.Budget.StopOnFailure = []toolloop.ErrorKind{toolloop.KindPanic}
 	},
 	"hooks": func(l *toolloop.AgentLoop) {
 		l.Hooks.PreToolUse = []toolloop.PreToolUseHook{

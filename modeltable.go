@@ -4,7 +4,7 @@ import "strings"
 
 // ModelInfo is what the loop knows about a model: the size of its context
 // window and its price. The loop looks a model up by the name its
-// responses report (see [LookupModel]); AgentLoop.Models adds to or
+// responses report (see [LookupModel]); AgentLoop.ModelTable adds to or
 // overrides the built-in table.
 type ModelInfo struct {
 	// ContextWindow is how many tokens the model's context holds, input
@@ -49,9 +49,9 @@ func (p Price) Cost(u Usage) float64 {
 		float64(u.ReasoningTokens)*reasoning) / 1e6
 }
 
-// Models maps model names to what the loop knows about them. A name is
-// looked up as [Models.Lookup] describes.
-type Models map[string]ModelInfo
+// ModelTable maps model names to what the loop knows about them. A name is
+// looked up as [ModelTable.Lookup] describes.
+type ModelTable map[string]ModelInfo
 
 // Lookup returns the entry for model: the entry of that exact name (the
 // empty name included, for models that report none), or
@@ -59,7 +59,7 @@ type Models map[string]ModelInfo
 // suffix ("gpt-4.1" for "gpt-4.1-2025-04-14", "claude-sonnet-4-5" for
 // "claude-sonnet-4-5-20250929"). A provider prefix such as "openai/" or
 // "models/" is ignored.
-func (m Models) Lookup(model string) (ModelInfo, bool) {
+func (m ModelTable) Lookup(model string) (ModelInfo, bool) {
 	if info, ok := m[model]; ok {
 		return info, true
 	}
@@ -91,13 +91,13 @@ func (m Models) Lookup(model string) (ModelInfo, bool) {
 }
 
 // LookupModel returns what the built-in table knows about a model, by the
-// name its responses report, as [Models.Lookup] matches names.
+// name its responses report, as [ModelTable.Lookup] matches names.
 //
 // The table holds the context windows and list prices (standard tier,
 // prompts within the lowest price tier, five-minute cache writes) that
 // OpenAI, Anthropic and Google published for their current models when it
 // was written. Prices change: check them, and put the prices you pay in
-// AgentLoop.Models, which the loop consults first.
+// AgentLoop.ModelTable, which the loop consults first.
 func LookupModel(model string) (ModelInfo, bool) {
 	return builtinModels.Lookup(model)
 }
@@ -107,7 +107,7 @@ func price(in, out, cacheRead, cacheWrite float64) *Price {
 }
 
 // builtinModels is the table behind LookupModel.
-var builtinModels = Models{
+var builtinModels = ModelTable{
 	// OpenAI.
 	"gpt-5.1":      {ContextWindow: 400_000, Price: price(1.25, 10, 0.125, 0)},
 	"gpt-5":        {ContextWindow: 400_000, Price: price(1.25, 10, 0.125, 0)},
@@ -138,14 +138,14 @@ var builtinModels = Models{
 }
 
 // ModelInfo returns what the loop knows about a model, by the name its
-// responses report: from l.Models, and then from [LookupModel].
+// responses report: from l.ModelTable, and then from [LookupModel].
 func (l *AgentLoop) ModelInfo(model string) (ModelInfo, bool) {
 	return l.lookupModel(model)
 }
 
 // lookupModel consults the loop's table, then the built-in one.
 func (l *AgentLoop) lookupModel(model string) (ModelInfo, bool) {
-	if info, ok := l.Models.Lookup(model); ok {
+	if info, ok := l.ModelTable.Lookup(model); ok {
 		return info, true
 	}
 	return LookupModel(model)
