@@ -65,6 +65,13 @@
 // shell commands do not get the process's environment (see
 // builtin.ShellOptions).
 //
+// The workspace tools hide the .toolloop folder, wherever it is in the
+// workspace, from the model (builtin.Options.Hidden): listings and searches
+// leave it out, and reads and writes in it are refused, through symbolic
+// links too, so a model can neither read earlier runs nor forge a paused
+// one. exec_shell still sees it: a shell cannot be fenced off by name, and
+// the sandbox lets commands read and write the whole workspace.
+//
 // # toolloop resume [flags] LOG [follow-up prompt]
 //
 // Continues the run recorded in LOG exactly once, appending to the log: a run

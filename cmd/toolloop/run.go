@@ -52,7 +52,7 @@ func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appen
 	}
 	red := redactor(e.getenv)
 	s := &session{e: e, tools: t, red: red, in: newLineReader(e.stdin)}
-	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), ".toolloop", "runs"), append: appendLog, red: red}
+	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), stateDir, "runs"), append: appendLog, red: red}
 	var term *terminal
 	if e.tty || f.yes {
 		term = newTerminal(e, s.in, t.reg, f.yes)
