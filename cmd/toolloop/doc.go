@@ -14,17 +14,31 @@
 // pages), confined to the current directory or -C DIR, plus the tools of
 // the servers of an "mcpServers" file given with -mcp FILE.
 //
-// The model is chosen by -provider (openai, anthropic, gemini,
-// openai-compatible with -base-url and -model, or script), or else by the
-// environment: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or
-// GOOGLE_API_KEY; -model names the model. With no key, -script FILE plays a
-// looptest transcript (a JSON array of messages, as looptest.Load reads and
-// toolloop test writes) as the model, offline: the reply to each request is
-// the transcript's assistant message after as many as the request holds, so
-// one file scripts a whole conversation and a resumed run picks up where it
-// stopped. With neither, toolloop says what to set. For an
-// OpenAI-compatible server, the key is OPENAI_COMPATIBLE_API_KEY if set
-// (OPENAI_API_KEY is never sent to a URL you give).
+// The model is chosen by -provider, or else by -script, -base-url or the
+// first key set in the environment:
+//
+//	openai             OpenAI's API; needs OPENAI_API_KEY
+//	anthropic          Anthropic's API; needs ANTHROPIC_API_KEY
+//	gemini             the Gemini API; needs GEMINI_API_KEY or GOOGLE_API_KEY
+//	openai-compatible  any OpenAI-compatible server: -base-url URL -model NAME
+//	script             offline, no key: -script FILE plays a looptest transcript
+//
+// -model names the model. A script is a looptest transcript (a JSON array
+// of messages, as looptest.Load reads and toolloop test writes) played as
+// the model: the reply to each request is the transcript's assistant
+// message after as many as the request holds, so one file scripts a whole
+// conversation and a resumed run picks up where it stopped. With no
+// provider at all, toolloop says what to set. For an OpenAI-compatible
+// server, the key is OPENAI_COMPATIBLE_API_KEY if set (OPENAI_API_KEY is
+// never sent to a URL you give).
+//
+// A demo script ships in this module's demo folder (cmd/toolloop/demo in a
+// clone of the repository; after go install, in Go's module cache, which
+// is read-only, hence -log): the model lists the folder, reads its task
+// list and answers, through the real tools, guard and log.
+//
+//	demo=$(go list -m -f '{{.Dir}}' github.com/toolloop/toolloop/cmd/toolloop@latest)/demo
+//	toolloop run -C "$demo" -script "$demo/script.json" -log "$(mktemp -d)/demo.jsonl" "What is left to do?"
 //
 // The model's text streams as it comes, and each call prints one line with
 // its tool, its arguments and its outcome (-v prints every event). The guard

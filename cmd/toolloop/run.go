@@ -205,6 +205,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, without asking")
 	fs.StringVar(&f.system, "system", defaultSystem, "the system prompt")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	withNotes(fs, providersHelp)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -293,6 +294,7 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 	f.toolFlags.register(fs)
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about (and every paused call), without asking")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	withNotes(fs, providersHelp)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
