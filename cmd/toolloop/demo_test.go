@@ -60,6 +60,12 @@ func TestHelpNamesProviders(t *testing.T) {
 	}
 	assert.FileExists(t, filepath.Join("demo", "script.json"))
 	assert.FileExists(t, filepath.Join("demo", "tasks.md"))
+
+	te := newTestEnv(t, "")
+	require.Equal(t, exitOK, te.run(t, "resume", "-h"))
+	for _, s := range []string{"-approve ID", "-deny ID=REASON", "asked about at a terminal"} {
+		assert.Contains(t, te.errOut.String(), s)
+	}
 }
 
 // listDir lists the names under dir, recursively.

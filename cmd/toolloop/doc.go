@@ -57,8 +57,9 @@
 // the answer; edited arguments reach it as the guard's rewrite, so the loop
 // validates them again, the result records the change and the model is told
 // the call ran with them. -yes approves every ask. Without a terminal and
-// without -yes, a call that needs approval pauses the run (exit 3), and
-// toolloop resume asks.
+// without -yes, a call that needs approval pauses the run (exit 3): the
+// pause lists each waiting call by its ID, and toolloop resume decides
+// them.
 //
 // Ctrl-C cancels the turn under way: every call gets its result (a running
 // call a canceled one), the log records them, and the conversation goes on
@@ -86,17 +87,27 @@
 // one. exec_shell still sees it: a shell cannot be fenced off by name, and
 // the sandbox lets commands read and write the whole workspace.
 //
-// # toolloop resume [flags] LOG [follow-up prompt]
+// # toolloop resume [flags] [-approve ID] [-deny ID[=REASON]] LOG [follow-up prompt]
 //
 // Continues the run recorded in LOG exactly once, appending to the log: a run
 // that crashed or was killed (its transcript is replayed from the log; a call
 // that was running gets a canceled result and is not run again, a call with a
 // logged result is never run again), a turn cancelled with Ctrl-C, or a run
-// paused for approval (each pending call is asked about again, y or n; -yes
-// approves them all). A run that ended is not resumed; with a follow-up prompt
-// the conversation goes on with it. A torn last line (a process killed while
-// writing) is reported and skipped; a corrupt line elsewhere is an error. It
-// takes the flags of run that choose the model and the tools.
+// paused for approval. A run that ended is not resumed; with a follow-up
+// prompt the conversation goes on with it. A torn last line (a process
+// killed while writing) is reported and skipped; a corrupt line elsewhere is
+// an error. It takes the flags of run that choose the model and the tools.
+//
+// The calls a paused run waits on are decided by their IDs, which the pause
+// lists: -approve ID runs one, -deny ID refuses it (the model is told the
+// user declined it) and -deny ID=REASON tells the model REASON too; each
+// may be given as often as needed. -yes approves every paused call they
+// leave undecided. At a terminal, a call no flag decides is asked about
+// again, y or n (a paused call's arguments were decided when it paused, so
+// editing is not offered). Without a terminal and without -yes, resume lists
+// the undecided calls and exits 2, running nothing. An ID that no paused call
+// has, a call named twice, or -approve or -deny on a run that is not paused,
+// is a usage error (exit 2).
 //
 // # toolloop tools [-C DIR] [-mcp FILE] [-json]
 //

@@ -169,6 +169,22 @@ the model lists the folder, reads a file and answers. Play it with
   toolloop run -C "$demo" -script "$demo/script.json" -log "$(mktemp -d)/demo.jsonl" "What is left to do?"
 `
 
+// resumeNotes explains resume's decisions, for resume -h.
+const resumeNotes = `Deciding the calls a paused run waits on (the pause lists their IDs):
+
+  -approve ID        runs the call
+  -deny ID           refuses it; the model is told the user declined it
+  -deny ID=REASON    refuses it and tells the model REASON
+  -yes               approves every paused call that no -approve or -deny
+                     names, and every call the resumed run asks about
+
+An ID that no paused call has, or a call named twice, is an error. A paused
+call that no flag decides is asked about at a terminal (y or n); without a
+terminal and without -yes, resume lists the undecided calls and exits 2,
+running nothing.
+
+` + providersHelp
+
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {
 	var out []string
