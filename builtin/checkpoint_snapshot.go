@@ -95,7 +95,7 @@ func (c *Checkpoints) take(ctx context.Context) (*state, error) {
 	start := time.Now().UnixNano()
 	next := make(map[string]*entry, len(c.index))
 	var total int64
-	wk := walker{root: c.ws.root}
+	wk := c.ws.walker()
 	err := wk.walk(ctx, ".", 0, func(dir *os.Root, rel string, d fs.DirEntry, _ int) error {
 		if d.Name() == ".git" { // the walker skips .git folders; a .git file (a worktree's) is the user's too
 			return nil

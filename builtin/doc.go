@@ -47,6 +47,11 @@
 // absolute path that lies inside the workspace is accepted and treated as
 // relative to it. Hard links are the exception: see below.
 //
+// [Options.Hidden] names files and folders the file tools treat as off
+// limits, such as a program's own state folder in the workspace: walks
+// leave them out, and paths in them, named directly or through symbolic
+// links, are refused with kind denied. exec_shell is not fenced by name.
+//
 // exec_shell runs commands in an operating-system sandbox (see [Sandbox]),
 // on by default wherever the platform has one; the file tools' checks
 // cannot apply to a shell, which can be told to do anything in endless

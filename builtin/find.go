@@ -69,7 +69,7 @@ func (w *workspace) fileSearch(ctx context.Context, _ *toolloop.Call, in *fileSe
 	}
 	var found []string
 	more := false
-	wk := &walker{root: w.root}
+	wk := w.walker()
 	err = wk.walk(ctx, start, 0, func(_ *os.Root, child string, d fs.DirEntry, _ int) error {
 		name := child
 		if byName {

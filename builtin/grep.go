@@ -107,7 +107,7 @@ func (w *workspace) grepSearch(ctx context.Context, _ *toolloop.Call, in *grepSe
 	g, gctx := errgroup.WithContext(ctx)
 	jobs := make(chan grepJob, 64)
 	results := make(chan grepResult, 64)
-	wk := &walker{root: w.root}
+	wk := w.walker()
 	g.Go(func() error {
 		defer close(jobs)
 		send := func(j grepJob) error {

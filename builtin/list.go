@@ -52,7 +52,7 @@ func (w *workspace) listDirectory(ctx context.Context, _ *toolloop.Call, in *lis
 	} else if !fi.IsDir() {
 		return nil, invalid("%s is not a directory; use read_file to read a file", shown(rel))
 	}
-	wk := &walker{root: w.root}
+	wk := w.walker()
 	// Breadth first, so that when the listing is cut it still shows every
 	// shallow entry: level by level, each level in lexical order.
 	var entries []listEntry

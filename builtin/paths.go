@@ -44,7 +44,8 @@ func isEscape(err error) bool {
 
 // rel turns a path from the model into a clean path relative to the
 // workspace root, or fails with invalid_args for a malformed path and
-// denied for one outside the workspace. The empty path is the root itself
+// denied for one outside the workspace or in a hidden name (see
+// [Options.Hidden]). The empty path is the root itself
 // when emptyOK, and an error otherwise. A path in the quoted form the
 // tools show names that need it in (see [quoteName]) is unquoted first,
 // so the model can pass back what it was shown.
@@ -84,7 +85,80 @@ func (w *workspace) rel(p string, emptyOK bool) (string, error) {
 			return "", invalid("the path %q has a name longer than %d bytes", truncName(p), maxNameBytes)
 		}
 	}
+	if h := w.reachesHidden(c); h != "" {
+		return "", denied("%s is in %s, which this workspace keeps from its tools: it cannot be read, listed, searched or changed with them", quoteName(p), quoteName(h))
+	}
 	return c, nil
+}
+
+// isHidden reports whether a file or folder name is one of
+// [Options.Hidden].
+func (w *workspace) isHidden(name string) bool {
+	for _, h := range w.opts.Hidden {
+		if strings.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxLinkHops bounds the symbolic links reachesHidden follows, as the
+// kernel bounds them (os.Root then reports too many links).
+const maxLinkHops = 40
+
+// reachesHidden returns the hidden name that the clean workspace-relative
+// path rel names or leads into, through symbolic links too, or "". It
+// resolves the links the way os.Root will, one path component at a time;
+// a link that leads out of the workspace is os.Root's to refuse. A link
+// swapped in between this check and the tool's open is not caught: only a
+// shell command could do that, and a shell is not fenced by name anyway.
+func (w *workspace) reachesHidden(rel string) string {
+	if len(w.opts.Hidden) == 0 {
+		return ""
+	}
+	sep := string(filepath.Separator)
+	todo := strings.Split(rel, sep)
+	done := "."
+	for hops := 0; len(todo) > 0; {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if done == "." {
+				return "" // leads out
+			}
+			done = filepath.Dir(done)
+			continue
+		}
+		if w.isHidden(part) {
+			return part
+		}
+		next := filepath.Join(done, part)
+		fi, err := w.root.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			done = next // a folder, a file, or nothing yet: the rest is checked by name
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return ""
+		}
+		dest, err := w.root.Readlink(next)
+		if err != nil {
+			done = next
+			continue
+		}
+		if filepath.IsAbs(dest) {
+			r, ok := w.inside(filepath.Clean(dest))
+			if !ok {
+				return "" // leads out
+			}
+			done, dest = ".", r
+		}
+		todo = append(strings.Split(dest, sep), todo...)
+	}
+	return ""
 }
 
 // inside returns abs relative to the workspace, if it lies in it, by the

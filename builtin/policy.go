@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolloop/toolloop"
 	"mvdan.cc/sh/v3/syntax"
@@ -55,11 +56,13 @@ type CommandPolicy struct {
 	// command line must match one, and its command name must be a plain
 	// word (not a variable or a substitution).
 	Allow []string
-	// Deny lists patterns that refuse a command line wherever they match:
-	// in the command line as written, or in any of its simple commands
-	// with quoting removed. nil means [DefaultDeny]; an empty non-nil slice
-	// denies nothing.
-	Deny []*regexp.Regexp
+	// Deny is the denylist: rules whose patterns refuse a command line
+	// wherever they match, in the command line as written or in any of
+	// its simple commands with quoting removed. The refusal names the
+	// command and says in words why (see [DenyRule]). nil means
+	// [DefaultDeny]; an empty non-nil slice denies nothing. A rule with no
+	// pattern refuses every command, so that the mistake shows.
+	Deny []DenyRule
 	// Otherwise is the decision for a command the allow-list does not
 	// cover; empty means deny. Set it to toolloop.Ask to have an approver
 	// or a human decide.
@@ -70,38 +73,60 @@ type CommandPolicy struct {
 	Tools []string
 }
 
+// DenyRule is one rule of a [CommandPolicy]'s denylist: a pattern and, in
+// words, what it refuses.
+type DenyRule struct {
+	// Pattern refuses a command line wherever it matches: in the line as
+	// written, or in any of its simple commands with quoting removed.
+	Pattern *regexp.Regexp
+	// Description says what a matching command does that the rule
+	// refuses, as a phrase that follows the command: "deletes the root
+	// folder or the home folder", so that the refusal the model and the
+	// user see reads "`rm -rf /` deletes the root folder or the home
+	// folder, which the command policy's denylist does not allow; it was
+	// not run". Empty says only that the command is on the denylist. The
+	// pattern is never shown: the verdict's Rule is command-policy:deny.
+	Description string
+}
+
 // DefaultDeny returns the default denylist: commands that wipe the root or
 // home folder, gain privileges, format or overwrite disks, fork-bomb, power
-// off or reboot the machine, or kill every process. The patterns are case
-// insensitive. The list is a tripwire, not a sandbox (see
-// [CommandPolicy]).
-func DefaultDeny() []*regexp.Regexp {
-	pats := []string{
+// off or reboot the machine, or kill every process, each with a
+// description. The patterns are case insensitive. The list is a tripwire,
+// not a sandbox (see [CommandPolicy]).
+func DefaultDeny() []DenyRule {
+	const (
+		disk   = "writes straight to a disk device, destroying what is on it"
+		bomb   = "is a fork bomb: it starts processes until the machine stops responding"
+		power  = "shuts down or restarts the machine"
+		device = `(?:sd|nvme|hd|vd|xvd|disk|mmcblk)`
+	)
+	rules := []struct{ pattern, description string }{
 		// rm of /, /*, ~, ~/, $HOME, with any flags.
-		`\brm\s+(?:-\S+\s+)*(?:--\s+)?(?:/|/\*|~/?|~/\*|\$HOME/?|\$\{HOME\}/?)(?:\s|$|[;&|)])`,
-		`--no-preserve-root`,
-		`\b(?:sudo|doas|pkexec)\b`,
-		`^\s*su(?:\s|$)`, // checked against each simple command too
-		`\bmkfs(?:\.\w+)?\b`,
-		`\bmkswap\b`,
-		`\bfdisk\b|\bparted\b|\bwipefs\b`,
-		`\bdd\s+(?:\S+\s+)*if=`,
-		`>\s*/dev/(?:sd|nvme|hd|vd|xvd|disk|mmcblk)`,
-		`\bof=/dev/(?:sd|nvme|hd|vd|xvd|disk|mmcblk)`,
-		`:\(\)\s*\{`,                          // the classic fork bomb
-		`(\w+)\(\)\s*\{\s*\w+\s*\|\s*\w+\s*&`, // its renamed forms
-		`\b(?:shutdown|reboot|poweroff|halt)\b`,
-		`\binit\s+[06]\b`,
-		`\bsystemctl\s+(?:poweroff|reboot|halt|kexec|suspend|hibernate)\b`,
-		`\bkill\s+(?:-\S+\s+)*-1\b`,
-		`\bchmod\s+(?:-\S+\s+)*(?:-R|--recursive)\s+\S+\s+/(?:\s|$)`,
-		`\bchown\s+(?:-\S+\s+)*(?:-R|--recursive)\s+\S+\s+/(?:\s|$)`,
+		{`\brm\s+(?:-\S+\s+)*(?:--\s+)?(?:/|/\*|~/?|~/\*|\$HOME/?|\$\{HOME\}/?)(?:\s|$|[;&|)])`, "deletes the root folder or the home folder"},
+		{`--no-preserve-root`, "turns off rm's protection of the root folder"},
+		{`\b(?:sudo|doas|pkexec)\b`, "runs a command with superuser privileges"},
+		{`^\s*su(?:\s|$)`, "switches to another user, by default the superuser"}, // checked against each simple command too
+		{`\bmkfs(?:\.\w+)?\b`, "formats a disk, erasing what is on it"},
+		{`\bmkswap\b`, "turns a disk or a file into swap space, erasing what is on it"},
+		{`\bfdisk\b|\bparted\b|\bwipefs\b`, "changes a disk's partitions or wipes its signatures"},
+		{`\bdd\s+(?:\S+\s+)*if=`, "copies raw data with dd, which can overwrite a disk"},
+		{`>\s*/dev/` + device, disk},
+		{`\bof=/dev/` + device, disk},
+		{`:\(\)\s*\{`, bomb},                          // the classic fork bomb
+		{`(\w+)\(\)\s*\{\s*\w+\s*\|\s*\w+\s*&`, bomb}, // its renamed forms
+		{`\b(?:shutdown|reboot|poweroff|halt)\b`, power},
+		{`\binit\s+[06]\b`, power},
+		{`\bsystemctl\s+(?:poweroff|reboot|halt|kexec|suspend|hibernate)\b`, "shuts down, restarts or suspends the machine"},
+		{`\bkill\s+(?:-\S+\s+)*-1\b`, "kills every process the user may signal"},
+		{`\bchmod\s+(?:-\S+\s+)*(?:-R|--recursive)\s+\S+\s+/(?:\s|$)`, "changes the permissions of every file on the machine"},
+		{`\bchown\s+(?:-\S+\s+)*(?:-R|--recursive)\s+\S+\s+/(?:\s|$)`, "changes the owner of every file on the machine"},
 	}
-	res := make([]*regexp.Regexp, len(pats))
-	for i, p := range pats {
-		res[i] = regexp.MustCompile(`(?i)` + p)
+	out := make([]DenyRule, len(rules))
+	for i, r := range rules {
+		out[i] = DenyRule{Pattern: regexp.MustCompile(`(?i)` + r.pattern), Description: r.description}
 	}
-	return res
+	return out
 }
 
 var defaultDeny = DefaultDeny()
@@ -143,15 +168,9 @@ func (p *CommandPolicy) check(command string) toolloop.Verdict {
 	if perr == nil {
 		calls = simpleCommands(f)
 	}
-	texts := []string{command}
-	for _, c := range calls {
-		texts = append(texts, strings.Join(c, " "))
-	}
-	for _, re := range denyList {
-		for _, t := range texts {
-			if re.MatchString(t) {
-				return deny("command-policy:deny", fmt.Sprintf("the command is on the denylist of dangerous commands (it matches %s), so it was not run", re.String()))
-			}
+	for _, r := range denyList {
+		if what, ok := r.match(command, calls); ok {
+			return deny("command-policy:deny", r.refusal(what))
 		}
 	}
 	if len(p.Allow) == 0 {
@@ -183,6 +202,51 @@ func (p *CommandPolicy) check(command string) toolloop.Verdict {
 		return otherwise(fmt.Sprintf("the command line writes to %s, outside the working folder, with a redirection; the allow-list (%s) allows running commands, not writing anywhere", target, strings.Join(p.Allow, ", ")))
 	}
 	return toolloop.Verdict{Decision: toolloop.Allow, Rule: "command-policy:allow"}
+}
+
+// match reports whether the rule refuses the command line, and what to
+// show of it: the simple command the pattern matched, quotes removed, or
+// else the whole line.
+func (r DenyRule) match(command string, calls [][]string) (string, bool) {
+	if r.Pattern == nil {
+		return command, true
+	}
+	for _, c := range calls {
+		if t := strings.Join(c, " "); r.Pattern.MatchString(t) {
+			return t, true
+		}
+	}
+	return command, r.Pattern.MatchString(command)
+}
+
+// refusal is the reason a deny gives: the command refused and, in words,
+// why. The pattern is left out: it means little to a person or a model.
+func (r DenyRule) refusal(command string) string {
+	what := "`" + shortCommand(command) + "`"
+	switch {
+	case r.Pattern == nil:
+		return what + ": the command policy's denylist has a rule without a pattern, which refuses every command; it was not run"
+	case r.Description == "":
+		return what + " is on the command policy's denylist; it was not run"
+	}
+	return what + " " + r.Description + ", which the command policy's denylist does not allow; it was not run"
+}
+
+// maxShownCommand bounds how much of a refused command a refusal shows.
+const maxShownCommand = 160
+
+// shortCommand returns a command line on one line, its runs of white
+// space (newlines included) as one space, cut to maxShownCommand bytes.
+func shortCommand(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= maxShownCommand {
+		return s
+	}
+	cut := maxShownCommand
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // gitHookOption returns the git option in argv, before the subcommand,

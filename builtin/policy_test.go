@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"github.com/toolloop/toolloop"
 )
 
@@ -101,14 +104,72 @@ func TestCommandPolicyAllowList(t *testing.T) {
 func TestCommandPolicyScope(t *testing.T) {
 	p := &CommandPolicy{Allow: []string{"ls"}}
 	assert.Equal(t, toolloop.Allow, checkCommand(p, ReadFile, "rm -rf /").Decision, "other tools are not its business")
-	custom := &CommandPolicy{Tools: []string{"run"}, Deny: []*regexp.Regexp{regexp.MustCompile(`\bcurl\b`)}}
+	custom := &CommandPolicy{Tools: []string{"run"}, Deny: []DenyRule{{Pattern: regexp.MustCompile(`\bcurl\b`)}}}
 	assert.Equal(t, toolloop.Deny, checkCommand(custom, "run", "curl x").Decision)
 	assert.Equal(t, toolloop.Allow, checkCommand(custom, "run", "sudo x").Decision, "a custom denylist replaces the default")
 	assert.Equal(t, toolloop.Allow, checkCommand(custom, ExecShell, "curl x").Decision)
-	none := &CommandPolicy{Deny: []*regexp.Regexp{}}
+	none := &CommandPolicy{Deny: []DenyRule{}}
 	assert.Equal(t, toolloop.Allow, checkCommand(none, ExecShell, "sudo x").Decision)
 	v := p.Check(context.Background(), &toolloop.Call{Name: ExecShell, Arguments: json.RawMessage(`{"command": 3}`)})
 	assert.Equal(t, toolloop.Deny, v.Decision)
+}
+
+// TestCommandPolicyRefusalInWords: a denylist refusal names the command
+// it refused (the simple command that matched, quotes removed, or the
+// whole line) and says why in words; the regular expression is never
+// shown. A rule without a description still reads as a sentence.
+func TestCommandPolicyRefusalInWords(t *testing.T) {
+	curl := regexp.MustCompile(`\bcurl\b`)
+	tests := []struct {
+		name    string
+		policy  *CommandPolicy
+		command string
+		want    string
+	}{
+		{"rm of the root", &CommandPolicy{}, "rm -rf /",
+			"`rm -rf /` deletes the root folder or the home folder, which the command policy's denylist does not allow; it was not run"},
+		{"the simple command that matched", &CommandPolicy{}, "cd x && rm -rf ~ && echo done",
+			"`rm -rf ~` deletes the root folder or the home folder, which the command policy's denylist does not allow; it was not run"},
+		{"quotes removed", &CommandPolicy{}, `echo hi | s"ud"o tee /etc/x`,
+			"`sudo tee /etc/x` runs a command with superuser privileges, which the command policy's denylist does not allow; it was not run"},
+		{"only the whole line matches", &CommandPolicy{}, ":(){ :|:& };:",
+			"`:(){ :|:& };:` is a fork bomb: it starts processes until the machine stops responding, which the command policy's denylist does not allow; it was not run"},
+		{"on one line", &CommandPolicy{}, ":(){\n  :|:&\n};:",
+			"`:(){ :|:& };:` is a fork bomb: it starts processes until the machine stops responding, which the command policy's denylist does not allow; it was not run"},
+		{"a user's rule with a description", &CommandPolicy{Deny: []DenyRule{{Pattern: curl, Description: "downloads from the network"}}}, "curl -O x",
+			"`curl -O x` downloads from the network, which the command policy's denylist does not allow; it was not run"},
+		{"a user's rule without one", &CommandPolicy{Deny: []DenyRule{{Pattern: curl}}}, "curl -O x",
+			"`curl -O x` is on the command policy's denylist; it was not run"},
+		{"a rule without a pattern", &CommandPolicy{Deny: []DenyRule{{Description: "x"}}}, "ls",
+			"`ls`: the command policy's denylist has a rule without a pattern, which refuses every command; it was not run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := checkCommand(tt.policy, ExecShell, tt.command)
+			assert.Equal(t, toolloop.Deny, v.Decision)
+			assert.Equal(t, "command-policy:deny", v.Rule)
+			assert.Equal(t, tt.want, v.Reason)
+		})
+	}
+
+	long := "sudo " + strings.Repeat("é", 200)
+	v := checkCommand(&CommandPolicy{}, ExecShell, long)
+	assert.True(t, utf8.ValidString(v.Reason))
+	assert.Less(t, len(v.Reason), len(long), "a long command is cut")
+	assert.Contains(t, v.Reason, "…` runs a command with superuser privileges")
+}
+
+// TestDefaultDenyDescribed: every built-in rule says in words what it
+// refuses, and no refusal shows its pattern.
+func TestDefaultDenyDescribed(t *testing.T) {
+	rules := DefaultDeny()
+	require.NotEmpty(t, rules)
+	for _, r := range rules {
+		require.NotNil(t, r.Pattern)
+		assert.NotEmpty(t, r.Description, r.Pattern.String())
+		assert.NotContains(t, r.refusal("x"), r.Pattern.String())
+		assert.NotRegexp(t, `[\\(){}]`, r.Description, "a description is words, not a pattern")
+	}
 }
 
 // A policy that asks says so, so a loop without an approver fails at the

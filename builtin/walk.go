@@ -26,12 +26,18 @@ var errStop = errors.New("stop walking")
 // handles: each directory is opened from its parent's handle, so a path
 // swapped for a symbolic link mid-walk cannot lead it out, and symbolic
 // links are reported but never followed. It skips .git, node_modules and
-// what .gitignore files ignore.
+// what .gitignore files ignore, and the workspace's hidden names.
 type walker struct {
 	root *os.Root
+	// hidden reports the names left out without being counted
+	// ([Options.Hidden]); nil hides nothing.
+	hidden func(name string) bool
 	// skipped counts the entries left out because they are ignored.
 	skipped int
 }
+
+// walker returns a walker of the workspace.
+func (w *workspace) walker() *walker { return &walker{root: w.root, hidden: w.isHidden} }
 
 // visit is called for every entry of a walk. dir is the entry's parent
 // directory, open for the duration of the call; rel is the entry's
@@ -111,8 +117,12 @@ func (w *walker) readDir(dir *os.Root, rel string, pats []gitignore.Pattern) ([]
 	return entries, pats, m
 }
 
-// ignored reports whether an entry is left out of walks, and counts it.
+// ignored reports whether an entry is left out of walks, and counts it
+// unless it is hidden.
 func (w *walker) ignored(m gitignore.Matcher, rel string, d fs.DirEntry) bool {
+	if w.hidden != nil && w.hidden(d.Name()) {
+		return true
+	}
 	if (d.IsDir() && skipDirs[d.Name()]) || (m != nil && m.Match(strings.Split(rel, "/"), d.IsDir())) {
 		w.skipped++
 		return true

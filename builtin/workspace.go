@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,6 +83,24 @@ type Options struct {
 	// call that can change files, so that it can be rewound (see
 	// [CheckpointOptions] and [Source.Checkpoints]); nil leaves them off.
 	Checkpoints *CheckpointOptions
+	// Hidden lists names of files and folders that the file tools keep
+	// out of the model's reach wherever they are in the workspace, for a
+	// program's own state there (the toolloop command hides its .toolloop
+	// folder of run logs and paused runs, which a model should neither
+	// read nor forge). list_directory, file_search and grep_search leave
+	// them out without a word; read_file, write_file, edit_file,
+	// apply_patch and a search's starting path refuse a path that is in
+	// one or is one, named directly or reached through a symbolic link,
+	// with a result of kind denied; checkpoints neither record nor rewind
+	// them. A name is matched whole, ignoring case (a file system that
+	// ignores case would open .TOOLLOOP for .toolloop). An empty name, "."
+	// or "..", or one holding a path separator, fails [Workspace].
+	//
+	// exec_shell is not fenced by Hidden: a shell command can reach a
+	// path under endless spellings, and the sandbox lets commands read and
+	// write the whole workspace. Leave exec_shell out of [Options.Tools]
+	// where that matters.
+	Hidden []string
 }
 
 // ShellOptions configures exec_shell.
@@ -259,6 +278,12 @@ func openWorkspace(dir string, o *Options) (*workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builtin: workspace %q: %w", dir, err)
 	}
+	for _, h := range o.Hidden {
+		if h == "" || h == "." || h == ".." || strings.ContainsRune(h, '/') || strings.ContainsRune(h, filepath.Separator) {
+			return nil, fmt.Errorf("builtin: hidden name %q is not a file or folder name", h)
+		}
+	}
+	o.Hidden = slices.Clone(o.Hidden)
 	root, err := os.OpenRoot(abs)
 	if err != nil {
 		return nil, fmt.Errorf("builtin: workspace %q: %w", dir, err)

@@ -345,6 +345,9 @@ func TestCall(t *testing.T) {
 		te := newTestEnv(t, "")
 		assert.Equal(t, exitFailed, te.run(t, "call", "-yes", "exec_shell", `{"command":"rm -rf /"}`))
 		assert.Contains(t, te.errOut.String(), "denied")
+		// In words, not as the rule's regular expression.
+		assert.Contains(t, te.out.String(), "`rm -rf /` deletes the root folder or the home folder")
+		assert.NotContains(t, te.out.String()+te.errOut.String(), `\s`)
 	})
 	t.Run("tool fails", func(t *testing.T) {
 		te := newTestEnv(t, "")

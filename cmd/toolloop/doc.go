@@ -14,17 +14,31 @@
 // pages), confined to the current directory or -C DIR, plus the tools of
 // the servers of an "mcpServers" file given with -mcp FILE.
 //
-// The model is chosen by -provider (openai, anthropic, gemini,
-// openai-compatible with -base-url and -model, or script), or else by the
-// environment: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or
-// GOOGLE_API_KEY; -model names the model. With no key, -script FILE plays a
-// looptest transcript (a JSON array of messages, as looptest.Load reads and
-// toolloop test writes) as the model, offline: the reply to each request is
-// the transcript's assistant message after as many as the request holds, so
-// one file scripts a whole conversation and a resumed run picks up where it
-// stopped. With neither, toolloop says what to set. For an
-// OpenAI-compatible server, the key is OPENAI_COMPATIBLE_API_KEY if set
-// (OPENAI_API_KEY is never sent to a URL you give).
+// The model is chosen by -provider, or else by -script, -base-url or the
+// first key set in the environment:
+//
+//	openai             OpenAI's API; needs OPENAI_API_KEY
+//	anthropic          Anthropic's API; needs ANTHROPIC_API_KEY
+//	gemini             the Gemini API; needs GEMINI_API_KEY or GOOGLE_API_KEY
+//	openai-compatible  any OpenAI-compatible server: -base-url URL -model NAME
+//	script             offline, no key: -script FILE plays a looptest transcript
+//
+// -model names the model. A script is a looptest transcript (a JSON array
+// of messages, as looptest.Load reads and toolloop test writes) played as
+// the model: the reply to each request is the transcript's assistant
+// message after as many as the request holds, so one file scripts a whole
+// conversation and a resumed run picks up where it stopped. With no
+// provider at all, toolloop says what to set. For an OpenAI-compatible
+// server, the key is OPENAI_COMPATIBLE_API_KEY if set (OPENAI_API_KEY is
+// never sent to a URL you give).
+//
+// A demo script ships in this module's demo folder (cmd/toolloop/demo in a
+// clone of the repository; after go install, in Go's module cache, which
+// is read-only, hence -log): the model lists the folder, reads its task
+// list and answers, through the real tools, guard and log.
+//
+//	demo=$(go list -m -f '{{.Dir}}' github.com/toolloop/toolloop/cmd/toolloop@latest)/demo
+//	toolloop run -C "$demo" -script "$demo/script.json" -log "$(mktemp -d)/demo.jsonl" "What is left to do?"
 //
 // The model's text streams as it comes, and each call prints one line with
 // its tool, its arguments and its outcome (-v prints every event). The guard
@@ -43,8 +57,9 @@
 // the answer; edited arguments reach it as the guard's rewrite, so the loop
 // validates them again, the result records the change and the model is told
 // the call ran with them. -yes approves every ask. Without a terminal and
-// without -yes, a call that needs approval pauses the run (exit 3), and
-// toolloop resume asks.
+// without -yes, a call that needs approval pauses the run (exit 3): the
+// pause lists each waiting call by its ID, and toolloop resume decides
+// them.
 //
 // Ctrl-C cancels the turn under way: every call gets its result (a running
 // call a canceled one), the log records them, and the conversation goes on
@@ -65,17 +80,34 @@
 // shell commands do not get the process's environment (see
 // builtin.ShellOptions).
 //
-// # toolloop resume [flags] LOG [follow-up prompt]
+// The workspace tools hide the .toolloop folder, wherever it is in the
+// workspace, from the model (builtin.Options.Hidden): listings and searches
+// leave it out, and reads and writes in it are refused, through symbolic
+// links too, so a model can neither read earlier runs nor forge a paused
+// one. exec_shell still sees it: a shell cannot be fenced off by name, and
+// the sandbox lets commands read and write the whole workspace.
+//
+// # toolloop resume [flags] [-approve ID] [-deny ID[=REASON]] LOG [follow-up prompt]
 //
 // Continues the run recorded in LOG exactly once, appending to the log: a run
 // that crashed or was killed (its transcript is replayed from the log; a call
 // that was running gets a canceled result and is not run again, a call with a
 // logged result is never run again), a turn cancelled with Ctrl-C, or a run
-// paused for approval (each pending call is asked about again, y or n; -yes
-// approves them all). A run that ended is not resumed; with a follow-up prompt
-// the conversation goes on with it. A torn last line (a process killed while
-// writing) is reported and skipped; a corrupt line elsewhere is an error. It
-// takes the flags of run that choose the model and the tools.
+// paused for approval. A run that ended is not resumed; with a follow-up
+// prompt the conversation goes on with it. A torn last line (a process
+// killed while writing) is reported and skipped; a corrupt line elsewhere is
+// an error. It takes the flags of run that choose the model and the tools.
+//
+// The calls a paused run waits on are decided by their IDs, which the pause
+// lists: -approve ID runs one, -deny ID refuses it (the model is told the
+// user declined it) and -deny ID=REASON tells the model REASON too; each
+// may be given as often as needed. -yes approves every paused call they
+// leave undecided. At a terminal, a call no flag decides is asked about
+// again, y or n (a paused call's arguments were decided when it paused, so
+// editing is not offered). Without a terminal and without -yes, resume lists
+// the undecided calls and exits 2, running nothing. An ID that no paused call
+// has, a call named twice, or -approve or -deny on a run that is not paused,
+// is a usage error (exit 2).
 //
 // # toolloop tools [-C DIR] [-mcp FILE] [-json]
 //

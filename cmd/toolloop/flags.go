@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 )
 
 var (
@@ -45,5 +46,14 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
+	}
+}
+
+// withNotes adds notes after the flags in fs's usage.
+func withNotes(fs *flag.FlagSet, notes string) {
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(fs.Output(), "\n"+notes)
 	}
 }

@@ -134,11 +134,7 @@ Usage:
 
 Run "toolloop COMMAND -h" for a command's flags.
 
-Providers (run, resume): -provider openai, anthropic, gemini or
-openai-compatible (with -base-url), or from the environment: OPENAI_API_KEY,
-ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY. -model picks the model.
-With no key, -script FILE plays a looptest transcript as the model.
-
+` + providersHelp + `
 Exit codes:
 
   0    success
@@ -149,6 +145,45 @@ Exit codes:
   130  interrupted: Ctrl-C at the prompt, twice during a turn, or once in a
        one-shot run
 `
+
+// providersHelp lists the providers, for the command's help and for run
+// and resume -h.
+const providersHelp = `Providers (run, resume): -provider picks one; without it, -script, -base-url
+or the first key set in the environment does.
+
+  openai             OpenAI's API; needs OPENAI_API_KEY
+  anthropic          Anthropic's API; needs ANTHROPIC_API_KEY
+  gemini             the Gemini API; needs GEMINI_API_KEY or GOOGLE_API_KEY
+  openai-compatible  any OpenAI-compatible server: -base-url URL -model NAME
+                     (its key, if it needs one, in OPENAI_COMPATIBLE_API_KEY)
+  script             offline, no key: -script FILE, a looptest transcript
+                     whose assistant messages answer as the model
+
+-model picks the model; empty, the provider's default.
+
+A demo script ships in the command's module, in its demo folder
+(cmd/toolloop/demo in a clone; after go install, in Go's module cache):
+the model lists the folder, reads a file and answers. Play it with
+
+  demo=$(go list -m -f '{{.Dir}}' github.com/toolloop/toolloop/cmd/toolloop@latest)/demo
+  toolloop run -C "$demo" -script "$demo/script.json" -log "$(mktemp -d)/demo.jsonl" "What is left to do?"
+`
+
+// resumeNotes explains resume's decisions, for resume -h.
+const resumeNotes = `Deciding the calls a paused run waits on (the pause lists their IDs):
+
+  -approve ID        runs the call
+  -deny ID           refuses it; the model is told the user declined it
+  -deny ID=REASON    refuses it and tells the model REASON
+  -yes               approves every paused call that no -approve or -deny
+                     names, and every call the resumed run asks about
+
+An ID that no paused call has, or a call named twice, is an error. A paused
+call that no flag decides is asked about at a terminal (y or n); without a
+terminal and without -yes, resume lists the undecided calls and exits 2,
+running nothing.
+
+` + providersHelp
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {

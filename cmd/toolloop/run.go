@@ -52,7 +52,7 @@ func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appen
 	}
 	red := redactor(e.getenv)
 	s := &session{e: e, tools: t, red: red, in: newLineReader(e.stdin)}
-	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), ".toolloop", "runs"), append: appendLog, red: red}
+	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), stateDir, "runs"), append: appendLog, red: red}
 	var term *terminal
 	if e.tty || f.yes {
 		term = newTerminal(e, s.in, t.reg, f.yes)
@@ -186,11 +186,8 @@ func (s *session) after(res *toolloop.RunResult, err error) error {
 		fmt.Fprintf(s.e.stderr, "toolloop: the turn was cancelled; every call has its result in %s (continue it with: toolloop resume %s)\n", path, path)
 		return errInterrupted
 	case errors.Is(err, toolloop.ErrPaused):
-		fmt.Fprintf(s.e.stderr, "toolloop: %d call(s) wait for approval:\n", len(res.Paused.Pending))
-		for _, p := range res.Paused.Pending {
-			fmt.Fprintf(s.e.stderr, "  %s %s (%s)\n", p.Name, clean(string(p.Arguments)), clean(p.Reason))
-		}
-		return fmt.Errorf("%w: decide with: toolloop resume %s", errPaused, path)
+		fmt.Fprintf(s.e.stderr, "toolloop: %d call(s) wait for approval:\n%s\n", len(res.Paused.Pending), pendingList(res.Paused.Pending))
+		return fmt.Errorf("%w: decide with toolloop resume %s at a terminal, or name the calls: toolloop resume -approve ID -deny ID %s", errPaused, path, path)
 	}
 	return err
 }
@@ -205,6 +202,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, without asking")
 	fs.StringVar(&f.system, "system", defaultSystem, "the system prompt")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	withNotes(fs, providersHelp)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -288,11 +286,14 @@ func readLog(e *env, path string) (*eventlog.Replay, error) {
 // cmdResume is toolloop resume.
 func cmdResume(ctx context.Context, e *env, args []string) error {
 	var f runFlags
-	fs := newFlagSet(e, "resume", "[flags] LOG [follow-up prompt]")
+	fs := newFlagSet(e, "resume", "[flags] [-approve ID] [-deny ID[=REASON]] LOG [follow-up prompt]")
 	f.modelFlags.register(fs)
 	f.toolFlags.register(fs)
-	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about (and every paused call), without asking")
+	var af approvalFlags
+	af.register(fs)
+	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, and every paused call that -approve and -deny leave undecided, without asking")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	withNotes(fs, resumeNotes)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -325,6 +326,20 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 		return usagef("the run in %s ended (%s): there is nothing to resume; give a follow-up prompt to go on with the conversation",
 			path, orDefault(string(rp.StopReason), "error"))
 	}
+	// Check the decisions before anything runs.
+	var given map[string]toolloop.Approval
+	switch {
+	case paused:
+		if given, err = af.decisions(rp.Paused); err == nil {
+			err = checkDecided(rp.Paused, given, f.yes, e.tty)
+		}
+	case af.given():
+		err = usagef("the run in %s is not paused for approval: -approve and -deny decide the calls a paused run waits on", path)
+	}
+	if err != nil {
+		unlock()
+		return err
+	}
 	s, err := openSession(ctx, e, &f, path, true)
 	if err != nil {
 		unlock()
@@ -334,10 +349,7 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 	var first func(context.Context) *toolloop.Stream
 	switch {
 	case paused:
-		decisions, err := s.decide(ctx, rp.Paused, f.yes)
-		if err != nil {
-			return errors.Join(err, s.close())
-		}
+		decisions := s.decide(ctx, rp.Paused, given, f.yes)
 		st := rp.Paused
 		first = func(c context.Context) *toolloop.Stream { return s.loop.ResumeStream(c, st, decisions) }
 		fmt.Fprintf(e.stderr, "toolloop: resuming run %s, paused for approval\n", rp.RunID)
@@ -366,21 +378,4 @@ func quiet(e *env) *env {
 	c := *e
 	c.stderr = io.Discard
 	return &c
-}
-
-// decide asks the person at the terminal about each call a paused run
-// waits on. Without a terminal, -yes approves them all; otherwise it is a
-// usage error. Editing arguments is not offered: a paused call's
-// arguments were decided when it paused.
-func (s *session) decide(ctx context.Context, st *toolloop.PauseState, yes bool) (map[string]toolloop.Approval, error) {
-	decisions := map[string]toolloop.Approval{}
-	if !yes && !s.e.tty {
-		return nil, usagef("the run waits for %d approval(s): run toolloop resume at a terminal, or with -yes", len(st.Pending))
-	}
-	term := newTerminal(s.e, s.in, s.tools.reg, yes)
-	for _, p := range st.Pending {
-		a, _ := term.askOnly(ctx, p.Name, p.Arguments, p.Reason, false)
-		decisions[p.CallID] = a
-	}
-	return decisions, nil
 }

@@ -26,6 +26,12 @@ func (f *toolFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mcp, "mcp", "", `an "mcpServers" JSON file whose servers' tools are added`)
 }
 
+// stateDir is the folder in the workspace where toolloop keeps its run
+// logs. The workspace tools hide it: the model does not see it, and
+// cannot read, change or forge what is in it with them (exec_shell is not
+// fenced by name; see builtin.Options.Hidden).
+const stateDir = ".toolloop"
+
 // tools is a registry of the workspace tools and the MCP servers' tools,
 // with what must be closed after.
 type tools struct {
@@ -48,7 +54,7 @@ func openTools(ctx context.Context, e *env, f toolFlags) (*tools, error) {
 			return nil, usagef("the MCP config %s: %v", f.mcp, err)
 		}
 	}
-	ws, err := builtin.Workspace(dir, nil)
+	ws, err := builtin.Workspace(dir, &builtin.Options{Hidden: []string{stateDir}})
 	if err != nil {
 		return nil, fmt.Errorf("the workspace tools: %w", err)
 	}
