@@ -245,13 +245,3 @@ func (cr *callRun) forward(e Event) {
 		rn.stream(e)
 	}
 }
-
-// AddSpent adds what another run spent to a: its usage, cost and
-// unpriced turns. The loop adds the Spent of an agent's result (see
-// ResultMeta.Spent) this way; its tool calls and failures are the other
-// run's own, and stay out.
-func (a *Accounting) AddSpent(s *Accounting) {
-	a.Usage.Add(s.Usage)
-	a.Cost += s.Cost
-	a.UnpricedTurns += s.UnpricedTurns
-}

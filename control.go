@@ -2,28 +2,7 @@ package toolloop
 
 import (
 	"context"
-	"encoding/json"
 )
-
-// ToolInfo is a registered tool as the loop's tool filters see it: its
-// spec and where it comes from.
-type ToolInfo struct {
-	ToolSpec
-	// Source and SourceName say where the tool comes from.
-	Source     SourceKind `json:"source"`
-	SourceName string     `json:"source_name,omitempty"`
-}
-
-// ToolSelector picks tools by what they are, for [AgentLoop.Deferred] and
-// for building a [ToolFilter]. Use [SelectNames], [SelectSources],
-// [SelectAnnotations], or any function.
-type ToolSelector func(t *ToolInfo) bool
-
-// ToolFilter decides, before each model turn, which tools the model is
-// sent: it reports whether t goes out on the turn st describes. It sees
-// every registered tool once per turn, so it must be cheap; it runs on the
-// loop's goroutine and must not keep st.
-type ToolFilter func(st *TurnState, t *ToolInfo) bool
 
 // TurnState is what a [ToolFilter] and a [BeforeModelHook] know of the run
 // when a model turn is about to be asked for.
@@ -92,43 +71,3 @@ type TurnDecision struct {
 // calls an earlier one left to run. An error (or a panic) is logged and
 // the processor's decision ignored.
 type TurnProcessor func(ctx context.Context, batch *TurnBatch) (TurnDecision, error)
-
-// OutputFormat asks the model for a final answer that is JSON of a given
-// schema. See [AgentLoop.Output] and [RunTyped].
-type OutputFormat struct {
-	// Name names the format for providers that want one (1 to 64 of a-z,
-	// A-Z, 0-9, _ and -); empty means "final_answer".
-	Name string `json:"name,omitempty"`
-	// Description tells the model what the answer is.
-	Description string `json:"description,omitempty"`
-	// Schema is the JSON Schema of the answer: an object.
-	Schema json.RawMessage `json:"schema"`
-}
-
-// NativeOutput is an optional ability of a [Model]: it reports whether its
-// provider can be given Request.Output as native structured output, in a
-// request that also offers tools when withTools is set. A model that lacks
-// it, or answers false, is asked for its final answer through a tool the
-// loop adds (see [AgentLoop.Output]).
-type NativeOutput interface {
-	NativeOutput(withTools bool) bool
-}
-
-type eventSinkKey struct{}
-
-// WithEventSink returns a copy of ctx that carries sink, to which model
-// wrappers such as [Retry] and [Fallback] report their events. The loop
-// sets it on the context of every model turn it takes while anything
-// observes the run, filling in each event's run ID, turn and time; a
-// driver that calls a Model itself (as the temporal package's model
-// activity does) sets it to receive the same events.
-func WithEventSink(ctx context.Context, sink func(Event)) context.Context {
-	return context.WithValue(ctx, eventSinkKey{}, sink)
-}
-
-// emitTo passes e to the event sink ctx carries, if any.
-func emitTo(ctx context.Context, e Event) {
-	if sink, ok := ctx.Value(eventSinkKey{}).(func(Event)); ok && sink != nil {
-		sink(e)
-	}
-}

@@ -1,6 +1,7 @@
 package toolloop
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -172,4 +173,23 @@ type HookEffect struct {
 	// error, panic.
 	Effect string `json:"effect"`
 	Detail string `json:"detail,omitempty"`
+}
+
+type eventSinkKey struct{}
+
+// WithEventSink returns a copy of ctx that carries sink, to which model
+// wrappers such as [Retry] and [Fallback] report their events. The loop
+// sets it on the context of every model turn it takes while anything
+// observes the run, filling in each event's run ID, turn and time; a
+// driver that calls a Model itself (as the temporal package's model
+// activity does) sets it to receive the same events.
+func WithEventSink(ctx context.Context, sink func(Event)) context.Context {
+	return context.WithValue(ctx, eventSinkKey{}, sink)
+}
+
+// emitTo passes e to the event sink ctx carries, if any.
+func emitTo(ctx context.Context, e Event) {
+	if sink, ok := ctx.Value(eventSinkKey{}).(func(Event)); ok && sink != nil {
+		sink(e)
+	}
 }

@@ -338,3 +338,15 @@ func DecodeOutput[T any](res *RunResult) (T, error) {
 	}
 	return v, nil
 }
+
+// OutputFormat asks the model for a final answer that is JSON of a given
+// schema. See [AgentLoop.Output] and [RunTyped].
+type OutputFormat struct {
+	// Name names the format for providers that want one (1 to 64 of a-z,
+	// A-Z, 0-9, _ and -); empty means "final_answer".
+	Name string `json:"name,omitempty"`
+	// Description tells the model what the answer is.
+	Description string `json:"description,omitempty"`
+	// Schema is the JSON Schema of the answer: an object.
+	Schema json.RawMessage `json:"schema"`
+}

@@ -20,47 +20,6 @@ const (
 	maxSearchResults     = 20
 )
 
-// SelectNames selects the tools of the given names.
-func SelectNames(names ...string) ToolSelector {
-	set := make(map[string]bool, len(names))
-	for _, n := range names {
-		set[n] = true
-	}
-	return func(t *ToolInfo) bool { return set[t.Name] }
-}
-
-// SelectSources selects the tools of the given sources: a name matches a
-// source's name (an MCP server's, a plugin's, [LocalSource]) or a kind
-// ("mcp", "plugin", "builtin", "local").
-func SelectSources(names ...string) ToolSelector {
-	set := make(map[string]bool, len(names))
-	for _, n := range names {
-		set[n] = true
-	}
-	return func(t *ToolInfo) bool { return set[t.SourceName] || set[string(t.Source)] }
-}
-
-// SelectAnnotations selects the tools whose annotations satisfy f, such
-// as the read-only ones.
-func SelectAnnotations(f func(Annotations) bool) ToolSelector {
-	return func(t *ToolInfo) bool { return f(t.Annotations) }
-}
-
-// Or selects the tools s or o selects.
-func (s ToolSelector) Or(o ToolSelector) ToolSelector {
-	return func(t *ToolInfo) bool { return s(t) || o(t) }
-}
-
-// Not selects the tools s does not.
-func (s ToolSelector) Not() ToolSelector {
-	return func(t *ToolInfo) bool { return !s(t) }
-}
-
-// Only is the tool filter that sends the tools s selects on every turn.
-func Only(s ToolSelector) ToolFilter {
-	return func(_ *TurnState, t *ToolInfo) bool { return s(t) }
-}
-
 // loadedTools returns the deferred tools the transcript's tool search
 // results loaded, or nil if none did.
 func loadedTools(msgs []Message) map[string]bool {

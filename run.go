@@ -1,0 +1,137 @@
+package toolloop
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runState is one Run or Resume in progress.
+type runState struct {
+	l *AgentLoop
+	// lim and bud are the loop's Limits and Budget with their defaults.
+	lim      Limits
+	bud      Budget
+	id       string
+	turn     int
+	observed bool
+	// stream, if set, receives every event after OnEvent (see Stream).
+	stream func(Event)
+	emitMu sync.Mutex
+	// approveMu makes the approver see one call at a time.
+	approveMu sync.Mutex
+	// timer wakes turn coordinators; one serves the whole run.
+	timer *time.Timer
+	// decision settles an Ask verdict its calls meet (RunCall).
+	decision *Approval
+
+	// started is when Run or Resume was called, for Budget.MaxDuration.
+	started time.Time
+	// share is the byte budget of each result of the current turn (see
+	// Limits.MaxTurnResultBytes); set before the turn's calls start.
+	share int
+	// tokens counts the transcript's tokens for context managers.
+	tokens tokenCounter
+	// ctl is the state of the turn controls; nil when none are used.
+	ctl *control
+	// output is the output format given for this run only (RunTyped).
+	output *OutputFormat
+	// lastModel names the model that answered last.
+	lastModel string
+	// warnedAsk is set once an ask with nothing to settle it was logged.
+	warnedAsk atomic.Bool
+}
+
+func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
+	if id == "" {
+		id = newRunID()
+	}
+	return &runState{l: l, id: id, observed: l.OnEvent != nil || stream != nil, stream: stream, started: time.Now(),
+		lim: l.Limits.WithDefaults(), bud: l.Budget.WithDefaults()}
+}
+
+// newRunID makes a run ID: 64 random bits, from the process's randomly
+// seeded generator, which costs a fraction of a system call for random
+// bytes. A run ID names a run; it is no secret.
+func newRunID() string {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], rand.Uint64())
+	var b [20]byte // "run_" and 16 hex digits
+	copy(b[:], "run_")
+	hex.Encode(b[4:], n[:])
+	return string(b[:])
+}
+
+func (rn *runState) emit(e *Event) {
+	if !rn.observed {
+		return
+	}
+	e.RunID = rn.id
+	if e.Turn == 0 {
+		e.Turn = rn.turn
+	}
+	e.Time = time.Now()
+	rn.emitMu.Lock()
+	defer rn.emitMu.Unlock()
+	if rn.l.OnEvent != nil {
+		rn.onEvent(e)
+	}
+	if rn.stream != nil {
+		rn.stream(*e)
+	}
+}
+
+// onEvent passes e to the loop's OnEvent, logging a panic.
+func (rn *runState) onEvent(e *Event) {
+	defer func() {
+		if p := recover(); p != nil {
+			rn.logger().Error("toolloop: OnEvent panicked; event dropped", "event", e.Type, "panic", p)
+		}
+	}()
+	rn.l.OnEvent(*e)
+}
+
+func (rn *runState) logger() *slog.Logger {
+	if rn.l.Logger != nil {
+		return rn.l.Logger
+	}
+	return discardLogger
+}
+
+// notRun answers calls the loop will not run with canceled results.
+func (rn *runState) notRun(res *RunResult, calls []ToolCall, why string) {
+	for _, tc := range calls {
+		r := notRunResult(tc, why)
+		res.Messages = append(res.Messages, ToolMessage(r))
+		res.Executions = append(res.Executions, execution(rn.turn, r))
+		if rn.observed {
+			rn.emit(&Event{Type: EventComplete, CallID: tc.ID, Tool: tc.Name, Result: r})
+		}
+	}
+}
+
+// notRunResult answers a call the loop did not run.
+func notRunResult(tc ToolCall, why string) *ToolResult {
+	r := &ToolResult{CallID: tc.ID, Name: tc.Name, Status: StatusError,
+		Error: &ToolError{Kind: KindCanceled, Message: why}, Content: []Content{TextContent(why)}}
+	r.Meta.Bytes = len(why)
+	return r
+}
+
+// end reports the end of a run and returns its result.
+func (rn *runState) end(res *RunResult, err error) (*RunResult, error) {
+	rn.putTimer()
+	if rn.observed {
+		acc := res.Accounting
+		e := &Event{Type: EventRunEnd, StopReason: res.StopReason, Usage: &res.Usage, Accounting: &acc}
+		if err != nil {
+			e.Error = err.Error()
+		}
+		rn.emit(e)
+	}
+	return res, err
+}
