@@ -65,7 +65,7 @@ func BenchmarkParams(b *testing.B) {
 // provider's block, which is dropped.
 func benchReasoningRequest(m *Model) *toolloop.Request {
 	req := benchRequest()
-	extra := m.extra("")
+	extra := m.extra("", "")
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		if msg.Role != toolloop.RoleAssistant {

@@ -59,6 +59,18 @@
 // function call without its signature. Config.ReasoningEffort is sent as
 // reasoning_effort.
 //
+// Content may also come as a list of typed chunks instead of a string,
+// in answers and in streamed deltas alike, as Mistral's reasoning models
+// (magistral) send it: text chunks are the text, refusal chunks a
+// refusal, and thinking chunks (Mistral's, their text in a list of text
+// chunks) and reasoning or reasoning_text chunks are reasoning, streamed
+// as Chunk.Reasoning deltas and kept as a block, never as text. Mistral's
+// thinking goes back as a thinking chunk at the head of the assistant
+// message's content, which then is a list; reasoning that came in other
+// chunks is kept but not sent back, as no server is known to take it.
+// Chunks of any other type (Mistral's references, say) are skipped and
+// logged at debug level.
+//
 // One package talks to many servers, so a block goes back only to the
 // server that wrote it: each records the host and path of the model's
 // base URL (Config.BaseURL, else OPENAI_BASE_URL, else OpenAI's) in its

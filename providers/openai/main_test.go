@@ -30,3 +30,9 @@ func modelFor(srv *replay.Server, cfg Config) *Model {
 	}
 	return New(cfg)
 }
+
+// mustNew returns New(cfg).
+func mustNew(t testing.TB, cfg Config) *Model {
+	t.Helper()
+	return New(cfg)
+}

@@ -162,13 +162,22 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 		args := map[int]*wire.Fragments{}
 		x := new(turnExtras)
 		finished := false
+		var thought []string // the reasoning of each choice's content chunks
 		for stream.Next() {
 			chunk := stream.Current()
+			thought = thought[:0]
+			for i := range chunk.Choices {
+				r := ""
+				if chunk.Choices[i].Index == 0 {
+					r = m.unchunkDelta(&chunk.Choices[i].Delta, x)
+				}
+				thought = append(thought, r)
+			}
 			if !acc.AddChunk(chunk) {
 				yield(toolloop.Chunk{}, errors.New("openai: the stream sent a chunk that does not fit the turn so far"))
 				return
 			}
-			for _, ch := range chunk.Choices {
+			for i, ch := range chunk.Choices {
 				if ch.Index != 0 {
 					continue
 				}
@@ -184,7 +193,7 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 					f.Add(tc.Function.JSON.Arguments.Raw(), tc.Function.Arguments)
 					x.addSignature(tc.JSON.ExtraFields, i)
 				}
-				if r := x.addReasoning(ch.Delta.JSON.ExtraFields); r != "" {
+				if r := x.addReasoning(ch.Delta.JSON.ExtraFields) + thought[i]; r != "" {
 					if !yield(toolloop.Chunk{Reasoning: r}, nil) {
 						return
 					}

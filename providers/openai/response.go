@@ -27,7 +27,7 @@ func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments, x
 	}
 	ch := &cc.Choices[0]
 	if x == nil {
-		x = messageExtras(&ch.Message)
+		x = m.messageExtras(&ch.Message)
 	}
 	msg := toolloop.Message{Role: toolloop.RoleAssistant}
 	if ch.Message.Content != "" {
