@@ -39,12 +39,31 @@
 // tool_calls is StopToolUse, length is StopLength, and content_filter or a
 // refusal is StopRefusal, with a text that says so; tool calls of a refused
 // turn are dropped. Arguments are kept verbatim, malformed or not: the loop
-// validates them. Usage maps prompt, completion, cached and cache-written
-// prompt tokens, and reasoning tokens. Servers disagree on whether
-// completion_tokens includes reasoning_tokens; the totals decide: where
-// total_tokens is prompt + completion + reasoning (Gemini's endpoint,
-// xAI), the reasoning is added into OutputTokens, and where it is prompt
-// + completion (OpenAI, DeepSeek) it is already there.
+// validates them.
+//
+// # Usage
+//
+// Usage maps prompt, completion, cached and cache-written prompt tokens,
+// and reasoning tokens. OutputTokens is every token billed as output,
+// reasoning included, and ReasoningTokens the part of it spent
+// reasoning. Servers disagree on whether completion_tokens holds the
+// reasoning; total_tokens decides, server family by server family:
+//
+//   - OpenAI, DeepSeek, Mistral, vLLM, Ollama: total_tokens is
+//     prompt_tokens + completion_tokens, and reasoning_tokens (in
+//     completion_tokens_details, when sent) is a part of
+//     completion_tokens, as OpenAI documents it. OutputTokens is
+//     completion_tokens; nothing is counted twice.
+//   - xAI, and Gemini's OpenAI-compatible endpoint: completion_tokens
+//     leaves the reasoning out, and total_tokens counts it. Where
+//     prompt_tokens + completion_tokens falls short of total_tokens, the
+//     difference is output: OutputTokens is total_tokens -
+//     prompt_tokens, and ReasoningTokens the difference (or
+//     reasoning_tokens, if the server reports more). Gemini's endpoint
+//     sometimes reports no reasoning_tokens at all; the difference is
+//     counted all the same.
+//   - A server that sends no total_tokens: completion_tokens is taken as
+//     it is.
 //
 // # Reasoning
 //
