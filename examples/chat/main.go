@@ -155,20 +155,36 @@ func pickModel(o options, getenv func(string) string) (toolloop.Model, string, e
 			if o.effort != "" || o.thinking > 0 {
 				cfg.ReasoningSummary = "auto" // show the model's reasoning as it streams
 			}
-			return openai.NewResponses(cfg), "openai responses (" + orDefault(o.model, openai.DefaultModel) + ")", nil
+			m, err := openai.NewResponses(cfg)
+			if err != nil {
+				return nil, "", err
+			}
+			return m, "openai responses (" + orDefault(o.model, openai.DefaultModel) + ")", nil
 		}
-		return openai.New(cfg), "openai (" + orDefault(o.model, openai.DefaultModel) + ")", nil
+		m, err := openai.New(cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "openai (" + orDefault(o.model, openai.DefaultModel) + ")", nil
 	case "anthropic":
 		cfg := anthropic.Config{Model: o.model, APIKey: getenv("ANTHROPIC_API_KEY"), Effort: o.effort,
 			Thinking: anthropic.Thinking{Budget: o.thinking}}
-		return anthropic.New(cfg), "anthropic (" + orDefault(o.model, anthropic.DefaultModel) + ")", nil
+		m, err := anthropic.New(cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "anthropic (" + orDefault(o.model, anthropic.DefaultModel) + ")", nil
 	case "gemini":
 		cfg := gemini.Config{Model: o.model, APIKey: orDefault(getenv("GEMINI_API_KEY"), getenv("GOOGLE_API_KEY")),
 			ThinkingLevel: o.effort, IncludeThoughts: o.effort != "" || o.thinking > 0}
 		if o.thinking > 0 {
 			cfg.ThinkingBudget = &o.thinking
 		}
-		return gemini.New(cfg), "gemini (" + orDefault(o.model, gemini.DefaultModel) + ")", nil
+		m, err := gemini.New(cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "gemini (" + orDefault(o.model, gemini.DefaultModel) + ")", nil
 	case "scripted":
 		return &scripted{think: o.effort != "" || o.thinking > 0}, "scripted", nil
 	}

@@ -31,9 +31,13 @@ data: {"candidates":[{"content":{"parts":[{"text":"lo!"}],"role":"model"},"finis
 	defer srv.Close()
 
 	// With a real key in GEMINI_API_KEY, this is all it takes:
-	//	model := gemini.New(gemini.Config{Model: "gemini-2.5-flash"})
-	model := gemini.New(gemini.Config{Model: "gemini-2.5-flash", BaseURL: srv.URL, APIKey: "test-key",
+	//	model, err := gemini.New(gemini.Config{Model: "gemini-2.5-flash"})
+	model, err := gemini.New(gemini.Config{Model: "gemini-2.5-flash", BaseURL: srv.URL, APIKey: "test-key",
 		Backend: genai.BackendGeminiAPI, HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err) // no key: it names the variables to set
+		return
+	}
 	loop := &toolloop.AgentLoop{Model: model}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Say hello.")})
 	if err != nil {
@@ -50,7 +54,11 @@ func ExampleModel_Generate() {
 		"finishReason":"STOP","index":0}],"responseId":"r1","modelVersion":"gemini-2.5-flash"}`)
 	defer srv.Close()
 
-	model := gemini.New(gemini.Config{BaseURL: srv.URL, APIKey: "test-key", Backend: genai.BackendGeminiAPI, HTTPClient: srv.Client()})
+	model, err := gemini.New(gemini.Config{BaseURL: srv.URL, APIKey: "test-key", Backend: genai.BackendGeminiAPI, HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp, err := model.Generate(context.Background(), &toolloop.Request{
 		Messages: []toolloop.Message{toolloop.UserMessage("Weather in Paris?")},
 		Tools:    []toolloop.ToolSpec{{Name: "get_weather", Description: "Get the weather for a city."}},

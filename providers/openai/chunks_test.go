@@ -34,7 +34,7 @@ func mistralExtra(t *testing.T, srv *replay.Server) json.RawMessage {
 // answer, and no chunk's JSON shows up as text.
 func TestGenerateMistralThinking(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "mistral_thinking.json"})
-	got, err := modelFor(srv, Config{Model: "magistral-medium-latest"}).Generate(context.Background(), weatherRequest())
+	got, err := modelFor(t, srv, Config{Model: "magistral-medium-latest"}).Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	want := toolloop.Response{
 		Message: toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
@@ -55,7 +55,7 @@ func TestGenerateMistralThinking(t *testing.T) {
 func TestStreamMistralThinking(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Response: "mistral_thinking.sse", Chunk: chunk})
-		resp, text, reasoning := collectAll(t, modelFor(srv, Config{Model: "magistral-medium-latest"}), weatherRequest())
+		resp, text, reasoning := collectAll(t, modelFor(t, srv, Config{Model: "magistral-medium-latest"}), weatherRequest())
 		assert.Equal(t, []string{"It's 18", " °C in Paris,", " with light rain."}, text)
 		assert.Equal(t, []string{"The tool says Paris", " is at 18 °C with light rain.", " The user asked for the weather,", " so a short answer with both will do."}, reasoning)
 		want := toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
@@ -78,7 +78,7 @@ func TestAgentLoopMistral(t *testing.T) {
 		replay.Step{Golden: "mistral_turn2", Response: "mistral_thinking.sse"},
 	)
 	var rec looptest.Recorder
-	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{Model: "magistral-medium-latest"}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{Model: "magistral-medium-latest"}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
 	res, err := loop.Run(context.Background(), []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant. Use the tools."),
 		toolloop.UserMessage("What's the weather in Paris?"),

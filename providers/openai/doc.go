@@ -3,12 +3,27 @@
 // gateways. It uses the official SDK, github.com/openai/openai-go/v3, for
 // transport, retries and types; this package is the mapping.
 //
-//	model := openai.New(openai.Config{Model: "gpt-4.1"}) // key from OPENAI_API_KEY
+//	model, err := openai.New(openai.Config{}) // DefaultModel, key from OPENAI_API_KEY
+//	if err != nil {
+//		return err // no key: the error says which variable to set
+//	}
 //	loop := &toolloop.AgentLoop{Model: model, Tools: reg}
 //
-// For another server, set BaseURL (or OPENAI_BASE_URL):
+// For another server, set BaseURL (or OPENAI_BASE_URL); a key is then
+// optional, as many local servers take none:
 //
-//	model := openai.New(openai.Config{Model: "qwen3", BaseURL: "http://localhost:11434/v1"})
+//	model, err := openai.New(openai.Config{Model: "qwen3", BaseURL: "http://localhost:11434/v1"})
+//
+// # Set-up errors
+//
+// [New] and [NewResponses] fail at once, before any request, when the
+// requests would go to OpenAI's API (no BaseURL, no OPENAI_BASE_URL, or
+// one on api.openai.com) without a key in Config.APIKey or
+// OPENAI_API_KEY. The error names both, and matches
+// [providers.ErrConfig] and [providers.ErrAuth] with errors.Is. Options
+// in Config.RequestOptions may carry a key or another endpoint (the
+// SDK's Azure options, option.WithAPIKey, option.WithBaseURL) that this
+// package cannot see, so with any of them the key is left to the server.
 //
 // # Transcript mapping
 //
@@ -198,7 +213,7 @@
 // Config. Use it for OpenAI's reasoning models, whose reasoning survives
 // between turns only there:
 //
-//	model := openai.NewResponses(openai.Config{Model: "gpt-5", ReasoningEffort: "medium", ReasoningSummary: "auto"})
+//	model, err := openai.NewResponses(openai.Config{Model: "gpt-5", ReasoningEffort: "medium", ReasoningSummary: "auto"})
 //
 // Requests are stateless: store is false (unless Config.Store) and the
 // whole transcript is sent every turn, with include:

@@ -31,8 +31,12 @@ data: [DONE]
 	defer srv.Close()
 
 	// With a real key in OPENAI_API_KEY, this is all it takes:
-	//	model := openai.New(openai.Config{Model: "gpt-4.1"})
-	model := openai.New(openai.Config{Model: "gpt-4.1", BaseURL: srv.URL, APIKey: "sk-test", HTTPClient: srv.Client()})
+	//	model, err := openai.New(openai.Config{Model: "gpt-4.1"})
+	model, err := openai.New(openai.Config{Model: "gpt-4.1", BaseURL: srv.URL, APIKey: "sk-test", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err) // no key: it names the variable to set
+		return
+	}
 	loop := &toolloop.AgentLoop{Model: model}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Say hello.")})
 	if err != nil {
@@ -52,7 +56,11 @@ func ExampleNew_compatibleServer() {
 		"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":12,"total_tokens":52}}`)
 	defer srv.Close()
 
-	model := openai.New(openai.Config{Model: "qwen3:8b", BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()})
+	model, err := openai.New(openai.Config{Model: "qwen3:8b", BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp, err := model.Generate(context.Background(), &toolloop.Request{
 		Messages: []toolloop.Message{toolloop.UserMessage("Weather in Paris?")},
 		Tools:    []toolloop.ToolSpec{{Name: "get_weather", Description: "Get the weather for a city."}},

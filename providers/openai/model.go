@@ -9,6 +9,8 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -26,7 +28,12 @@ type Config struct {
 	// Model names the model; empty means DefaultModel.
 	Model string
 	// APIKey authenticates the requests; empty means the SDK's default,
-	// the OPENAI_API_KEY environment variable.
+	// the OPENAI_API_KEY environment variable. OpenAI's API needs one:
+	// with neither, a constructor talking to it fails at once (see
+	// [New]). Another server (a BaseURL, or OPENAI_BASE_URL, not on
+	// api.openai.com) may do without, as Ollama, vLLM and llama.cpp's
+	// server do; so may a config with RequestOptions, which may carry
+	// the credentials (the SDK's Azure options, say).
 	APIKey string
 	// BaseURL is the API's base URL, for any OpenAI-compatible server, such
 	// as "http://localhost:11434/v1" for Ollama. Empty means the SDK's
@@ -96,15 +103,42 @@ type Model struct {
 	serverExtra []byte
 }
 
-// New returns a model configured by cfg. It does not contact the server;
-// a missing key or a bad URL shows up as the error of the first call.
-func New(cfg Config) *Model {
+// New returns a model configured by cfg. It does not contact the server.
+//
+// For OpenAI's own API a key is required: without Config.APIKey or
+// OPENAI_API_KEY, New fails at once with an error that matches
+// [providers.ErrConfig] and [providers.ErrAuth] (see [Config.APIKey]). A
+// bad URL, or a key the server refuses, shows up as the error of the
+// first call.
+func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
+	if err := checkKey(&cfg); err != nil {
+		return nil, err
+	}
 	m := &Model{client: newClient(cfg), cfg: cfg, log: wire.Logger(cfg.Logger), server: serverOf(cfg.BaseURL)}
 	m.serverExtra, _ = json.Marshal(chatExtra{Server: m.server})
-	return m
+	return m, nil
+}
+
+// openAIHost is the host of OpenAI's own API.
+const openAIHost = "api.openai.com"
+
+// checkKey returns an error if cfg sends requests to OpenAI's API (no
+// BaseURL, no OPENAI_BASE_URL, or one on OpenAI's host) without a key:
+// none in cfg, none in OPENAI_API_KEY. Other servers often take none.
+// RequestOptions may carry a key or another endpoint (option.WithAPIKey,
+// option.WithBaseURL, the SDK's Azure options) that cannot be seen from
+// here, so with any of them the key is left to the server.
+func checkKey(cfg *Config) error {
+	if cfg.APIKey != "" || os.Getenv("OPENAI_API_KEY") != "" || len(cfg.RequestOptions) > 0 {
+		return nil
+	}
+	if s := serverOf(cfg.BaseURL); s != openAIHost && !strings.HasPrefix(s, openAIHost+"/") {
+		return nil
+	}
+	return wire.MissingKey("openai: no API key for OpenAI's API: set Config.APIKey or the OPENAI_API_KEY environment variable (for another server, set Config.BaseURL)")
 }
 
 // newClient returns the SDK client both APIs' models use: the key, base

@@ -25,9 +25,13 @@ data: {"type":"response.completed","sequence_number":3,"response":{"id":"resp_1"
 	defer srv.Close()
 
 	// With a real key in OPENAI_API_KEY, this is all it takes:
-	//	model := openai.NewResponses(openai.Config{Model: "gpt-5-mini", ReasoningSummary: "auto"})
-	model := openai.NewResponses(openai.Config{Model: "gpt-5-mini", ReasoningSummary: "auto",
+	//	model, err := openai.NewResponses(openai.Config{Model: "gpt-5-mini", ReasoningSummary: "auto"})
+	model, err := openai.NewResponses(openai.Config{Model: "gpt-5-mini", ReasoningSummary: "auto",
 		BaseURL: srv.URL, APIKey: "sk-test", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	loop := &toolloop.AgentLoop{Model: model, OnEvent: func(e toolloop.Event) {
 		if e.Type == toolloop.EventModelReasoningDelta {
 			fmt.Println("thinking:", e.Text)
