@@ -49,7 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.effort, "effort", "",
 		"how hard a reasoning model thinks: OpenAI's reasoning effort, Anthropic's effort, Gemini 3's thinking level (low, medium, high, ...)")
 	fs.Int64Var(&o.thinking, "thinking", 0,
-		"a thinking budget in tokens, with the thoughts shown as they stream (Anthropic's extended thinking, Gemini's thinking budget)")
+		"a thinking budget in tokens, with the thoughts shown as they stream (Anthropic's extended thinking, on models that take a budget, not the default one, which thinks adaptively: use -effort; Gemini's thinking budget)")
 	fs.BoolVar(&o.interactive, "i", false, "hold a conversation: read one message per line from stdin")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -24,7 +24,7 @@ func fakeAPI(contentType, body string) *httptest.Server {
 
 func ExampleNew() {
 	srv := fakeAPI("text/event-stream", `event: message_start
-data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":9,"output_tokens":1}}}
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[],"stop_reason":null,"usage":{"input_tokens":9,"output_tokens":1}}}
 
 event: content_block_start
 data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
@@ -45,8 +45,8 @@ data: {"type":"message_stop"}
 	defer srv.Close()
 
 	// With a real key in ANTHROPIC_API_KEY, this is all it takes:
-	//	model, err := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5"})
-	model, err := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client()})
+	//	model, err := anthropic.New(anthropic.Config{}) // DefaultModel
+	model, err := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client()})
 	if err != nil {
 		fmt.Println(err) // no key: it names the variables to set
 		return
@@ -62,7 +62,7 @@ data: {"type":"message_stop"}
 }
 
 func ExampleModel_Generate() {
-	srv := fakeAPI("application/json", `{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+	srv := fakeAPI("application/json", `{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-5-5",
 		"content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],
 		"stop_reason":"tool_use","usage":{"input_tokens":40,"output_tokens":12}}`)
 	defer srv.Close()
@@ -87,7 +87,7 @@ func ExampleModel_Generate() {
 
 func ExampleThinking() {
 	srv := fakeAPI("text/event-stream", `event: message_start
-data: {"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":20,"output_tokens":1}}}
+data: {"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[],"stop_reason":null,"usage":{"input_tokens":20,"output_tokens":1}}}
 
 event: content_block_start
 data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}
@@ -123,7 +123,8 @@ data: {"type":"message_stop"}
 	defer srv.Close()
 
 	model, err := anthropic.New(anthropic.Config{
-		Thinking: anthropic.Thinking{Budget: 4096},
+		// DefaultModel thinks adaptively; older models take a Budget.
+		Thinking: anthropic.Thinking{Adaptive: true},
 		BaseURL:  srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client(),
 	})
 	if err != nil {
@@ -153,7 +154,7 @@ data: {"type":"message_stop"}
 }
 
 func ExamplePromptCache() {
-	srv := fakeAPI("application/json", `{"id":"msg_4","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+	srv := fakeAPI("application/json", `{"id":"msg_4","type":"message","role":"assistant","model":"claude-sonnet-5-5",
 		"content":[{"type":"text","text":"Light rain, 18°C."}],"stop_reason":"end_turn",
 		"usage":{"input_tokens":21,"cache_creation_input_tokens":1500,"cache_read_input_tokens":3000,"output_tokens":9}}`)
 	defer srv.Close()

@@ -19,7 +19,13 @@ import (
 
 // Defaults for the zero fields of a [Config].
 const (
-	DefaultModel = "claude-sonnet-4-5"
+	// DefaultModel is Claude Sonnet 5.5, the model the SDK in go.mod
+	// names to migrate to from claude-sonnet-4-5 (the previous default,
+	// at end of life on November 30, 2026). It thinks adaptively by
+	// default, and Anthropic's API refuses it a Temperature, a
+	// Thinking.Budget and a request that forces a tool call: set Model
+	// for a model that takes them.
+	DefaultModel = "claude-sonnet-5-5"
 	// DefaultMaxTokens is small enough for every current model's output
 	// limit; raise it for long answers.
 	DefaultMaxTokens = 4096

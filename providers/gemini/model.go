@@ -16,8 +16,13 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// DefaultModel is the model used when Config.Model is empty.
-const DefaultModel = "gemini-2.5-flash"
+// DefaultModel is the model used when Config.Model is empty: Gemini 3.8
+// Flash, which the SDK in go.mod lists as Google's most intelligent Flash
+// model, with no shutdown announced. It replaces gemini-2.5-flash, which
+// Google retires from the Gemini API on December 1, 2026. (The SDK marks
+// none of its models deprecated, so that its listing the model, without
+// a deprecation notice, is what the test of the default can check.)
+const DefaultModel = "gemini-3.8-flash"
 
 // ProviderName is the name this package writes in Reasoning.Provider, and
 // in providers.Error.Provider.
@@ -31,8 +36,8 @@ const defaultRetries = 2
 // DefaultModel, the key in GEMINI_API_KEY (or GOOGLE_API_KEY), the model's
 // own thinking defaults and two retries.
 type Config struct {
-	// Model names the model, such as "gemini-2.5-pro" or
-	// "gemini-3-pro-preview"; empty means DefaultModel.
+	// Model names the model, such as "gemini-3.5-flash" or
+	// "gemini-3.1-pro-preview"; empty means DefaultModel.
 	Model string
 	// APIKey authenticates the requests; empty means the SDK's default,
 	// the GOOGLE_API_KEY or GEMINI_API_KEY environment variable (the

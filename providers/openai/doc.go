@@ -213,7 +213,7 @@
 // Config. Use it for OpenAI's reasoning models, whose reasoning survives
 // between turns only there:
 //
-//	model, err := openai.NewResponses(openai.Config{Model: "gpt-5", ReasoningEffort: "medium", ReasoningSummary: "auto"})
+//	model, err := openai.NewResponses(openai.Config{ReasoningEffort: "medium", ReasoningSummary: "auto"}) // DefaultModel reasons
 //
 // Requests are stateless: store is false (unless Config.Store) and the
 // whole transcript is sent every turn, with include:

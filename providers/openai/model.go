@@ -19,8 +19,13 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// DefaultModel is the model used when Config.Model is empty.
-const DefaultModel = "gpt-4.1"
+// DefaultModel is the model used when Config.Model is empty: GPT-6.1
+// Sol, OpenAI's everyday model for agentic work (1,050,000 tokens of
+// context), which the SDK in go.mod lists without a deprecation notice.
+// It reasons by default, so it takes no Temperature and no
+// ReasoningEffort "none" or "minimal"; set Model for a model that does.
+// It replaces gpt-4.1, whose shutdown OpenAI announced for 2027-01-14.
+const DefaultModel = "gpt-6.1-sol"
 
 // Config configures a [Model]. The zero value talks to OpenAI's API with
 // DefaultModel, the key in OPENAI_API_KEY and the SDK's retries.
