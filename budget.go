@@ -42,7 +42,9 @@ const (
 //
 // When a limit is reached the run ends with a *[BudgetError] naming it,
 // and the transcript so far; with WrapUp, the model is first asked for a
-// final answer, with tools disabled.
+// final answer, with tools disabled. Calls of the output tool (see
+// [AgentLoop.Output]) are not tool calls: MaxToolCalls neither counts nor
+// holds them back.
 type Budget struct {
 	// MaxInputTokens, MaxOutputTokens and MaxTotalTokens bound the tokens
 	// the run's model turns report (Usage); 0 means no limit.
@@ -67,11 +69,27 @@ type Budget struct {
 	StopWhen func(RunStatus) bool
 
 	// WrapUp asks the model for a final answer when a limit is reached
-	// (MaxIterations included): the loop appends a user message saying
-	// which limit was reached and takes one more turn with tool choice
-	// none. Calls the model makes anyway are answered as not run. The run
-	// still ends with the limit's error; RunResult.FinalText holds the
-	// answer.
+	// (MaxIterations and StopWhen included): the loop appends a user
+	// message saying which limit was reached and takes one more turn with
+	// tool choice none. Calls the model makes anyway are answered as not
+	// run. The run still ends with the limit's error; RunResult.FinalText
+	// holds the answer.
+	//
+	// A wrap-up request too long for the model's context is shortened
+	// like any other: the context managers are asked to free room, and if
+	// the request still does not fit, the oldest turns are left out (see
+	// [WrapUpTrim]) until it does. If even the task alone does not fit,
+	// the run ends with the limit's error joined to the model's, which
+	// matches providers.ErrContextLength.
+	//
+	// In a run with an output format ([AgentLoop.Output], [RunTyped]),
+	// the wrap-up turn asks for the typed answer: natively where the
+	// model takes the format, otherwise with the output tool as the only
+	// tool offered (tool choice auto); a text answer valid for the schema
+	// is accepted too. A valid answer is RunResult.Output (RunTyped
+	// returns it decoded, with the limit's error); an invalid one adds an
+	// *OutputError to the limit's error, since no turn is left to ask
+	// again.
 	WrapUp bool
 	// WrapUpPrompt is the message of the wrap-up turn; empty means
 	// DefaultWrapUpPrompt. A %s in it is replaced by the limit's

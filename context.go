@@ -14,7 +14,8 @@ import (
 // the model saw (the eventlog package applies it).
 type TranscriptEdit struct {
 	// Strategy names who made the edit: "clear_tool_results", "compact",
-	// "wrap_up", or a ContextManager's own name.
+	// "wrap_up", "wrap_up_trim" (see [WrapUpTrim]), "output_retry", or a
+	// ContextManager's own name.
 	Strategy string `json:"strategy"`
 	// Reason says why: "threshold", "overflow" (the model answered with a
 	// context-length error), or a limit's description.
@@ -81,7 +82,9 @@ func (e *TranscriptEdit) Apply(msgs []Message) ([]Message, error) {
 // When the model answers a request with a context-length error
 // (providers.ErrContextLength), the loop asks the managers again with
 // Overflow set and, if one of them made an edit, takes the turn again,
-// once; otherwise the run ends with the error.
+// once; otherwise the run ends with the error. The wrap-up turn (see
+// Budget.WrapUp) goes further, with or without managers: it leaves out
+// the oldest turns until its request fits (see [WrapUpTrim]).
 //
 // ManageContext must not modify in.Messages. An error ends the run only
 // when ctx is done; otherwise it is logged and the transcript is left as

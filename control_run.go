@@ -126,6 +126,11 @@ func (rn *runState) request(ctx context.Context, msgs []Message, choice ToolChoi
 			own = append(own, c.search.spec)
 		}
 		if c.out != nil && c.out.tool != nil {
+			if choice.Mode == ToolChoiceNone {
+				// A turn without tools (the wrap-up turn) may still
+				// give the typed answer: the output tool alone.
+				own, req.ToolChoice = own[:0], ToolChoice{Mode: ToolChoiceAuto}
+			}
 			if len(own) == 0 && choice.Mode == ToolChoiceAuto {
 				// Nothing else to call: the answer is the call.
 				req.ToolChoice = ToolChoice{Mode: ToolChoiceRequired, Name: c.out.format.Name}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolloop/toolloop/providers"
@@ -96,7 +97,9 @@ type AgentLoop struct {
 	// answers by calling, named Output.Name. An answer that does not
 	// match the schema is sent back to the model with the validator's
 	// message, up to MaxOutputRetries times; then the run ends with an
-	// *OutputError. The valid answer is RunResult.Output.
+	// *OutputError. The valid answer is RunResult.Output. A turn with
+	// tool choice none (the wrap-up turn of Budget.WrapUp) offers the
+	// output tool alone, so the answer can still come.
 	Output *OutputFormat
 	// MaxOutputRetries bounds how many invalid final answers are sent
 	// back to the model; 0 means 2, and a negative value sends none back.
@@ -219,8 +222,13 @@ type Accounting struct {
 	UnpricedTurns int     `json:"unpriced_turns,omitempty"`
 	// ToolCalls counts the calls the run sent through the pipeline; calls
 	// answered without running (over budget, after a length stop) are not
-	// counted.
+	// counted, and neither are calls of the output tool (see
+	// AgentLoop.Output), which OutputCalls counts.
 	ToolCalls int `json:"tool_calls,omitempty"`
+	// OutputCalls counts the calls of the output tool: the final answers
+	// the model gave by calling it, valid or not. Budget.MaxToolCalls and
+	// MaxCallsPerTurn never hold them back.
+	OutputCalls int `json:"output_calls,omitempty"`
 	// ConsecutiveFailures counts the failed calls since the last one that
 	// succeeded, for the failure policy.
 	ConsecutiveFailures int `json:"consecutive_failures,omitempty"`
@@ -267,6 +275,8 @@ type runState struct {
 	output *OutputFormat
 	// lastModel names the model that answered last.
 	lastModel string
+	// warnedAsk is set once an ask with nothing to settle it was logged.
+	warnedAsk atomic.Bool
 }
 
 func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
@@ -679,25 +689,43 @@ func (rn *runState) callStopWhen(b *Budget, st RunStatus) (be *BudgetError) {
 	return b.Check(st)
 }
 
-// overBudget answers the calls beyond Budget.MaxToolCalls as not run, and
-// counts the others.
+// overBudget answers the calls beyond MaxCallsPerTurn and
+// Budget.MaxToolCalls as not run, and counts the others. Calls of the
+// output tool are counted apart, and never held back: the final answer
+// is not a tool call the budget pays for.
 func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
-	allowed := len(calls)
+	name, answers := rn.outState().answerName(), 0
+	if name != "" {
+		for _, tc := range calls {
+			if tc.Name == name {
+				answers++
+			}
+		}
+	}
+	n := len(calls) - answers
+	allowed := n
 	var why string
 	if m := rn.l.maxCallsPerTurn(); m > 0 && allowed > m {
 		allowed = m
-		why = fmt.Sprintf("not run: the model asked for %d tool calls in one turn, and at most %d run per turn; ask again for the ones still needed", len(calls), m)
+		why = fmt.Sprintf("not run: the model asked for %d tool calls in one turn, and at most %d run per turn; ask again for the ones still needed", n, m)
 	}
 	if m := rn.l.Budget.MaxToolCalls; m > 0 && m-res.ToolCalls < allowed {
 		allowed = max(m-res.ToolCalls, 0)
 		why = fmt.Sprintf("not run: the run's budget allows %d tool calls, and they are spent", m)
 	}
 	res.ToolCalls += allowed
-	if allowed == len(calls) {
+	res.OutputCalls += answers
+	if allowed == n {
 		return nil
 	}
 	done := make([]*ToolResult, len(calls))
-	for i := allowed; i < len(calls); i++ {
+	for i, k := 0, 0; i < len(calls); i++ {
+		if name != "" && calls[i].Name == name {
+			continue
+		}
+		if k++; k <= allowed {
+			continue
+		}
 		r := notRunResult(calls[i], why)
 		done[i] = r
 		if rn.observed {
@@ -719,40 +747,6 @@ func (rn *runState) checkFailures(res *RunResult, results []*ToolResult) error {
 		rn.emit(&Event{Type: EventLimit, Error: fe.Error(), Accounting: &acc})
 	}
 	return fe
-}
-
-// limitReached ends a run that reached a limit, after the wrap-up turn
-// if the budget asks for one.
-func (rn *runState) limitReached(outer context.Context, res *RunResult, limit error) (*RunResult, error) {
-	l := rn.l
-	if rn.observed && (l.Budget.WrapUp || !errors.Is(limit, ErrMaxIterations)) {
-		acc := res.Accounting
-		rn.emit(&Event{Type: EventLimit, Error: limit.Error(), Accounting: &acc})
-	}
-	if !l.Budget.WrapUp || outer.Err() != nil {
-		return rn.end(res, limit)
-	}
-	why := limitReason(limit)
-	if len(l.ContextManagers) > 0 {
-		if _, err := rn.manageContext(outer, res, false); err != nil {
-			return rn.end(res, limit)
-		}
-	}
-	n := len(res.Messages)
-	edit := &TranscriptEdit{Strategy: "wrap_up", Reason: why,
-		Splices: []Splice{{Start: n, End: n, Messages: []Message{l.Budget.wrapUpMessage(why)}}}}
-	if err := rn.applyEdit(res, edit); err != nil {
-		return rn.end(res, limit)
-	}
-	rn.turn++
-	res.Turns = rn.turn
-	resp, err := l.generate(outer, rn, res.Messages, ToolChoice{Mode: ToolChoiceNone})
-	if err != nil {
-		return rn.end(res, errors.Join(limit, fmt.Errorf("toolloop: wrap-up turn: %w", err)))
-	}
-	msg := rn.accept(res, resp)
-	rn.notRun(res, msg.ToolCalls, "not run: the run reached its limit, and this was its last turn")
-	return rn.end(res, limit)
 }
 
 // AssistantMessage turns a model's response for the given turn (counting

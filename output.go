@@ -278,6 +278,13 @@ func OutputFormatFor[T any]() (*OutputFormat, error) {
 // run, and [OutputFormatFor]), and returns the answer decoded. The error
 // is Run's, or an *OutputError when the model gave no valid answer; the
 // RunResult is returned with every error, as Run returns it.
+//
+// With Budget.WrapUp, a run that reaches a limit asks for the typed
+// answer in its wrap-up turn (see [Budget]); when the model gives a
+// valid one, RunTyped returns it decoded together with the limit's error
+// (a *BudgetError or ErrMaxIterations), so check the value's use against
+// the error, not only err == nil. An invalid answer there ends the run
+// with the limit's error joined to an *OutputError.
 func RunTyped[T any](ctx context.Context, l *AgentLoop, msgs []Message) (T, *RunResult, error) {
 	var zero T
 	f, err := OutputFormatFor[T]()
@@ -285,15 +292,12 @@ func RunTyped[T any](ctx context.Context, l *AgentLoop, msgs []Message) (T, *Run
 		return zero, nil, err
 	}
 	res, err := l.runWith(ctx, msgs, nil, f)
-	if err != nil {
-		return zero, res, err
-	}
-	v, err := DecodeOutput[T](res)
-	return v, res, err
+	return typedResult[T](res, err)
 }
 
 // ResumeTyped resumes a run that RunTyped left paused, as
-// [AgentLoop.Resume] does, and returns its answer decoded.
+// [AgentLoop.Resume] does, and returns its answer decoded, as RunTyped
+// does (a wrap-up turn's answer included).
 func ResumeTyped[T any](ctx context.Context, l *AgentLoop, st *PauseState, decisions map[string]Approval) (T, *RunResult, error) {
 	var zero T
 	f, err := OutputFormatFor[T]()
@@ -301,10 +305,21 @@ func ResumeTyped[T any](ctx context.Context, l *AgentLoop, st *PauseState, decis
 		return zero, nil, err
 	}
 	res, err := l.resumeWith(ctx, st, decisions, nil, f)
-	if err != nil {
+	return typedResult[T](res, err)
+}
+
+// typedResult decodes the answer of a typed run that returned res and
+// err: the answer, if the run gave one, even when it ended with an error
+// (a limit's, after a wrap-up turn that answered).
+func typedResult[T any](res *RunResult, err error) (T, *RunResult, error) {
+	var zero T
+	if err != nil && (res == nil || len(res.Output) == 0) {
 		return zero, res, err
 	}
-	v, err := DecodeOutput[T](res)
+	v, derr := DecodeOutput[T](res)
+	if derr != nil {
+		return zero, res, errors.Join(err, derr)
+	}
 	return v, res, err
 }
 

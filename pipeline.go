@@ -288,6 +288,7 @@ func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCal
 				Reason: v.Reason, Rule: v.Rule, Meta: cr.pendingMeta(), Notes: cr.ex().notes,
 			}
 		}
+		cr.rn.warnNoApprover(cr.tc.Name)
 		return errorResult(KindDenied, "denied: this call needs approval (%s) and no approver is configured", orDefault(v.Reason, "no reason given")), nil
 	}
 	cr.rn.approveMu.Lock()

@@ -12,13 +12,26 @@ var ErrNoApprover = errors.New("toolloop: the guard may ask for approval, but Ag
 // guard can ever answer [Ask]. [AgentLoop.Validate] uses it to refuse, at
 // the start of a run, a loop whose asks nothing could settle.
 //
-// [RuleGuard] and the chain of [Guards] implement it. A guard that does
-// not is taken not to ask; if it does ask anyway, a loop with no Approver
-// and no PauseForApproval denies the call, telling the model that no
-// approver is configured.
+// [RuleGuard], the chain of [Guards] and [AskingGuard] implement it. A
+// guard that does not, such as a plain [GuardFunc], is taken not to ask,
+// since the loop cannot know what a function will answer: wrap it with
+// AskingGuard when it may. If such a guard asks anyway, a loop with no
+// Approver and no PauseForApproval denies the call, telling the model
+// that no approver is configured, and logs a warning.
 type Asker interface {
 	MayAsk() bool
 }
+
+// AskingGuard returns g marked as a guard that may answer [Ask] (see
+// [Asker]), for a guard that cannot say so itself, such as a
+// [GuardFunc]: a loop with it and neither an Approver nor
+// PauseForApproval then refuses to start with [ErrNoApprover], instead of
+// denying every ask at run time.
+func AskingGuard(g Guard) Guard { return askingGuard{g} }
+
+type askingGuard struct{ Guard }
+
+func (askingGuard) MayAsk() bool { return true }
 
 // mayAsk reports whether g says it may answer Ask.
 func mayAsk(g Guard) bool {
@@ -42,4 +55,16 @@ func (l *AgentLoop) Validate() error {
 		errs = append(errs, ErrNoApprover)
 	}
 	return errors.Join(errs...)
+}
+
+// warnNoApprover logs, once per run, that the guard answered Ask with
+// nothing to settle it: a guard that does not say it may ask (see
+// [Asker]) got past Validate.
+func (rn *runState) warnNoApprover(tool string) {
+	if rn.l.Logger == nil || !rn.warnedAsk.CompareAndSwap(false, true) {
+		return
+	}
+	rn.l.Logger.Warn("toolloop: the guard answered Ask, but the loop has no Approver and PauseForApproval is false, so the call is denied; "+
+		"a guard that may ask should implement Asker (wrap a GuardFunc with AskingGuard) so that Run refuses to start instead",
+		"tool", tool)
 }

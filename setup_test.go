@@ -1,8 +1,11 @@
 package toolloop_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -34,6 +37,9 @@ func TestSetupMistakes(t *testing.T) {
 		{"asking rule with pause", toolloop.AgentLoop{Guard: asks, PauseForApproval: true}, false, nil},
 		{"rules that never ask", toolloop.AgentLoop{Guard: &toolloop.RuleGuard{Default: toolloop.Deny}}, false, nil},
 		{"guard that does not say", toolloop.AgentLoop{Guard: toolloop.GuardFunc(asks.Check)}, false, nil},
+		{"guard func marked as asking", toolloop.AgentLoop{Guard: toolloop.AskingGuard(toolloop.GuardFunc(asks.Check))}, false, toolloop.ErrNoApprover},
+		{"marked guard func in a chain", toolloop.AgentLoop{Guard: toolloop.Guards(toolloop.AskingGuard(toolloop.GuardFunc(asks.Check)))}, false, toolloop.ErrNoApprover},
+		{"marked guard func with approver", toolloop.AgentLoop{Guard: toolloop.AskingGuard(toolloop.GuardFunc(asks.Check)), Approver: approver}, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,10 +98,15 @@ func TestUndeclaredAskIsDenied(t *testing.T) {
 	guard := toolloop.GuardFunc(func(context.Context, *toolloop.Call) toolloop.Verdict {
 		return toolloop.Verdict{Decision: toolloop.Ask}
 	})
-	res, err := oneTurn(t, &toolloop.AgentLoop{Tools: registry(t, op), Guard: guard}, looptest.Call("c1", "op", `{}`))
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	res, err := oneTurn(t, &toolloop.AgentLoop{Tools: registry(t, op), Guard: guard, Logger: logger},
+		looptest.Call("c1", "op", `{}`), looptest.Call("c2", "op", `{}`))
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.KindDenied, resultOf(t, res, "c1").Error.Kind)
+	assert.Equal(t, toolloop.KindDenied, resultOf(t, res, "c2").Error.Kind)
 	assert.False(t, ran.Load())
+	assert.Equal(t, 1, strings.Count(logged.String(), "AskingGuard"), "the mistake is logged once per run: %s", logged.String())
 }
 
 // The other set-up mistakes, at registration: a taken name (see
@@ -107,4 +118,62 @@ func TestSetupMistakesAtRegistration(t *testing.T) {
 	assert.ErrorIs(t, reg.Register(pingTool()), toolloop.ErrToolNameTaken)
 	_, err := toolloop.NewSchemaTool("x", "X.", json.RawMessage(`{"type":"array"}`), func(context.Context, *toolloop.Call) (any, error) { return nil, nil })
 	assert.Error(t, err)
+}
+
+type undescribedItem struct {
+	Title string   `json:"title"`
+	Done  chan int `json:"done"`
+}
+
+type undescribedPage struct {
+	Name  string            `json:"name"`
+	Items []undescribedItem `json:"items"`
+}
+
+type undescribedMap struct {
+	Seen map[[2]int]bool `json:"seen"`
+}
+
+type describedSkips struct {
+	Name   string             `json:"name"`
+	Hidden chan int           `json:"-"`
+	hidden func()             // unexported: JSON never reads it
+	Again  []undescribedMapOK `json:"again"`
+	Twice  []undescribedMapOK `json:"twice"`
+}
+
+type undescribedMapOK struct {
+	Seen map[int]bool `json:"seen"`
+}
+
+type recursiveNode struct {
+	Name     string           `json:"name"`
+	Children []*recursiveNode `json:"children"`
+}
+
+// NewTool on an input JSON cannot carry panics with a message that names
+// the tool, the type and the field's path; SchemaFor returns the same as
+// an error. Fields JSON never reads do not count.
+func TestNewToolUndescribableInput(t *testing.T) {
+	fn := func(context.Context, undescribedPage) (any, error) { return nil, nil }
+	assert.PanicsWithValue(t,
+		`toolloop: NewTool "pages": input type toolloop_test.undescribedPage: field Items[].Done has type chan int, which JSON cannot carry: tag it `+"`json:\"-\"`"+`, unexport it, or change its type`,
+		func() { toolloop.NewTool("pages", "Pages.", fn) })
+
+	_, err := toolloop.SchemaFor[undescribedMap]()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "field Seen[key] has type [2]int")
+	_, err = toolloop.OutputFormatFor[*undescribedPage]()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Items[].Done")
+
+	_, err = toolloop.SchemaFor[describedSkips]()
+	require.NoError(t, err, "a type met twice, not inside itself, is fine")
+
+	// The schema reflector would follow a recursive type until the stack
+	// overflows, which no recover catches.
+	_, err = toolloop.SchemaFor[recursiveNode]()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "field Children[] refers back to toolloop_test.recursiveNode")
+	_ = describedSkips{}.hidden
 }

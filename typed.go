@@ -41,14 +41,17 @@ type FuncTool[In any] struct {
 // [Call.MaxOutputBytes] is cut as soon as fn returns.
 //
 // NewTool panics if In has no valid schema: that is a mistake in the
-// program, like registering a nil handler.
+// program, like registering a nil handler. The panic names the tool, the
+// type and the path of a field JSON cannot carry (a channel, a function,
+// a complex number), such as "Items[].Done"; [SchemaFor] returns the same
+// as an error.
 func NewTool[In any](name, description string, fn func(context.Context, In) (any, error)) *FuncTool[In] {
 	if fn == nil {
 		panic("toolloop: NewTool " + name + ": nil function")
 	}
 	schema, err := SchemaFor[In]()
 	if err != nil {
-		panic("toolloop: NewTool " + name + ": " + err.Error())
+		panic(fmt.Sprintf("toolloop: NewTool %q: %v", name, err))
 	}
 	return &FuncTool[In]{name: name, description: description, schema: schema, fn: fn,
 		dec: newStructDecoder(reflect.TypeFor[In]())}
@@ -135,7 +138,10 @@ func setResult(res *ToolResult, out any, limit int) error {
 }
 
 // SchemaFor returns the JSON Schema that [NewTool] infers for In. Plugin and
-// MCP adapters use it to describe typed tools the same way.
+// MCP adapters use it to describe typed tools the same way. It fails when
+// In is not a struct (or a pointer to one), or when a field that JSON
+// would read has a type JSON cannot carry; the error names the field's
+// path.
 func SchemaFor[In any]() (json.RawMessage, error) {
 	t := reflect.TypeFor[In]()
 	for t.Kind() == reflect.Pointer {
@@ -144,16 +150,33 @@ func SchemaFor[In any]() (json.RawMessage, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("input type %s is not a struct", t)
 	}
-	r := jsonschema.Reflector{
-		Anonymous:      true,
-		DoNotReference: true,
-		ExpandedStruct: true,
+	if err := describable(t); err != nil {
+		return nil, err
 	}
-	s := r.ReflectFromType(t)
+	s, err := reflectSchema(t)
+	if err != nil {
+		return nil, err
+	}
 	s.Version = "" // providers do not want $schema in tool parameters
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encoding schema for %s: %w", t, err)
 	}
 	return b, nil
+}
+
+// reflectSchema infers t's schema, turning a panic of the reflector (on
+// a type it cannot describe) into an error that names t.
+func reflectSchema(t reflect.Type) (s *jsonschema.Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("input type %s: the schema cannot be inferred: %v", t, p)
+		}
+	}()
+	r := jsonschema.Reflector{
+		Anonymous:      true,
+		DoNotReference: true,
+		ExpandedStruct: true,
+	}
+	return r.ReflectFromType(t), nil
 }

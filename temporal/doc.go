@@ -38,7 +38,9 @@
 //   - Loop.Budget: token, cost and tool-call limits are checked before
 //     every turn; MaxToolCalls answers the calls beyond it as not run;
 //     StopWhen is asked with the same RunStatus; with WrapUp the run takes
-//     a last turn with tool choice none. The run ends with the
+//     a last turn with tool choice none, whose request, if too long for
+//     the model, is shortened as Run shortens it (the managers, then
+//     toolloop.WrapUpTrim). The run ends with the
 //     *toolloop.BudgetError that [Wait] returns. MaxDuration is measured
 //     in workflow time (workflow.Now) from the run's start, across
 //     continue-as-new; a workflow timer cancels the model turn or the

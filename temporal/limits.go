@@ -186,11 +186,11 @@ func (rn *run) limitReached(limit error) (*toolloop.RunResult, error) {
 	ag, res := rn.ag, rn.res
 	b := &ag.Loop.Budget
 	if !b.WrapUp || rn.outer.Err() != nil {
-		return rn.endLimit(limit, "")
+		return rn.endLimit(limit, "", false)
 	}
 	if len(ag.Loop.ContextManagers) > 0 {
 		if _, err := rn.manageContext(rn.outer, false, fmt.Sprintf("turn-%d/wrap-up-context", rn.turn+1)); err != nil {
-			return rn.endLimit(limit, "")
+			return rn.endLimit(limit, "", false)
 		}
 	}
 	n := len(res.Messages)
@@ -198,25 +198,72 @@ func (rn *run) limitReached(limit error) (*toolloop.RunResult, error) {
 		Splices: []toolloop.Splice{{Start: n, End: n, Messages: []toolloop.Message{b.WrapUpMessage(limit)}}}}
 	next, err := edit.Apply(res.Messages)
 	if err != nil {
-		return rn.endLimit(limit, "")
+		return rn.endLimit(limit, "", false)
 	}
 	rn.tokens.edited(res.Messages, edit, next)
 	res.Messages = next
 	rn.turn++
 	res.Turns = rn.turn
-	out, err := rn.generate(rn.outer, toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}, fmt.Sprintf("turn-%d", rn.turn))
+	out, err := rn.wrapUpTurn()
 	if err != nil {
-		return rn.endLimit(limit, failureMessage(err))
+		_, overflow := isContextLength(err)
+		return rn.endLimit(limit, failureMessage(err), overflow)
 	}
 	msg := rn.accept(out)
 	rn.notRun(msg.ToolCalls, "not run: the run reached its limit, and this was its last turn")
-	return rn.endLimit(limit, "")
+	return rn.endLimit(limit, "", false)
+}
+
+// wrapUpTurn takes the wrap-up turn, whose request is the transcript
+// ending with the wrap-up message. A request too long for the model's
+// context is shortened as AgentLoop.Run shortens it: the context
+// managers free room, then toolloop.WrapUpTrim leaves out older turns
+// until the request fits or nothing is left to leave out.
+func (rn *run) wrapUpTurn() (*turnOutput, error) {
+	none := toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}
+	id := fmt.Sprintf("turn-%d", rn.turn)
+	out, err := rn.generate(rn.outer, none, id)
+	specs, overflow := isContextLength(err)
+	if !overflow || rn.outer.Err() != nil {
+		return out, err
+	}
+	res := rn.res
+	rn.tokens.Specs = specs
+	if len(rn.ag.Loop.ContextManagers) > 0 {
+		changed, merr := rn.manageContext(rn.outer, true, id+"/overflow")
+		if merr != nil {
+			return nil, err
+		}
+		if changed {
+			out, err = rn.generate(rn.outer, none, id+"/retry")
+			if _, overflow = isContextLength(err); !overflow || rn.outer.Err() != nil {
+				return out, err
+			}
+		}
+	}
+	for i := 1; ; i++ {
+		edit := toolloop.WrapUpTrim(res.Messages)
+		if edit == nil {
+			return nil, err
+		}
+		next, aerr := edit.Apply(res.Messages)
+		if aerr != nil {
+			return nil, err
+		}
+		rn.tokens.edited(res.Messages, edit, next)
+		res.Messages = next
+		out, err = rn.generate(rn.outer, none, fmt.Sprintf("%s/trim-%d", id, i))
+		if _, overflow = isContextLength(err); !overflow || rn.outer.Err() != nil {
+			return out, err
+		}
+	}
 }
 
 // endLimit ends the run with the limit's error; wrapUp is the wrap-up
-// turn's failure, if it failed.
-func (rn *run) endLimit(limit error, wrapUp string) (*toolloop.RunResult, error) {
-	f := &failure{WrapUp: wrapUp}
+// turn's failure, if it failed, and overflow whether that failure was a
+// request too long for the model's context.
+func (rn *run) endLimit(limit error, wrapUp string, overflow bool) (*toolloop.RunResult, error) {
+	f := &failure{WrapUp: wrapUp, WrapUpContextLength: overflow}
 	var be *toolloop.BudgetError
 	switch {
 	case errors.As(limit, &be):
@@ -237,8 +284,11 @@ type failure struct {
 	// ContextLength: the model refused the request as too long for its
 	// context (providers.ErrContextLength).
 	ContextLength bool `json:"context_length,omitempty"`
-	// WrapUp is the message of the wrap-up turn's failure.
-	WrapUp string `json:"wrap_up,omitempty"`
+	// WrapUp is the message of the wrap-up turn's failure, and
+	// WrapUpContextLength says it was a context-length error that leaving
+	// out earlier turns could not cure.
+	WrapUp              string `json:"wrap_up,omitempty"`
+	WrapUpContextLength bool   `json:"wrap_up_context_length,omitempty"`
 }
 
 // err is the error Wait returns for a failure of type typ with message
@@ -271,7 +321,9 @@ func (f *failure) err(typ, msg string) error {
 	default:
 		return nil
 	}
-	if f.WrapUp != "" {
+	if f.WrapUp != "" && f.WrapUpContextLength {
+		err = errors.Join(err, fmt.Errorf("%w: %w: wrap-up turn: %s", ErrModel, providers.ErrContextLength, f.WrapUp))
+	} else if f.WrapUp != "" {
 		err = errors.Join(err, fmt.Errorf("%w: wrap-up turn: %s", ErrModel, f.WrapUp))
 	}
 	return err

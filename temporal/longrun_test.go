@@ -340,3 +340,31 @@ func TestCallsPerTurn(t *testing.T) {
 	}
 	assert.Equal(t, 2, notRun)
 }
+
+// TestWrapUpOverflowTrims: a wrap-up request too long for the model
+// leaves out the oldest turns until it fits, as in process, so the run
+// still ends with a final answer; when nothing fits, it ends with the
+// limit and the provider's error.
+func TestWrapUpOverflowTrims(t *testing.T) {
+	add := func(id string) looptest.Turn {
+		return looptest.Turn{Reply: looptest.Calls(looptest.Call(id, "add", `{"a":1,"b":2}`))}
+	}
+	model := looptest.NewModel(t, add("c1"), add("c2"), add("c3"), add("c4"),
+		looptest.Turn{Err: overflowErr}, looptest.Turn{Err: overflowErr}, looptest.Turn{Reply: looptest.Text("final")})
+	l := &toolloop.AgentLoop{Model: model, Tools: goldenTools(), MaxIterations: 4, Budget: toolloop.Budget{WrapUp: true}}
+	res, err := run(t, newEnv(t, temporal.Agent{Loop: l}), "", []toolloop.Message{toolloop.UserMessage("add")})
+	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	assert.NotErrorIs(t, err, providers.ErrContextLength)
+	assert.Equal(t, "final", res.FinalText)
+	looptest.AssertValid(t, res.Messages)
+	assert.Equal(t, toolloop.WrapUpOmitted, res.Messages[1].Text())
+	assert.NotContains(t, looptest.Results(res.Messages), "c1")
+	assert.Contains(t, looptest.Results(res.Messages), "c4", "the last turn is kept while it fits")
+
+	model = looptest.NewModel(t, add("c1"), looptest.Turn{Err: overflowErr, Times: 2})
+	l = &toolloop.AgentLoop{Model: model, Tools: goldenTools(), MaxIterations: 1, Budget: toolloop.Budget{WrapUp: true}}
+	res, err = run(t, newEnv(t, temporal.Agent{Loop: l}), "", []toolloop.Message{toolloop.UserMessage("add")})
+	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, providers.ErrContextLength)
+	looptest.AssertValid(t, res.Messages)
+}
