@@ -26,7 +26,7 @@ type modelFlags struct {
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.provider, "provider", "", "openai, anthropic, gemini or openai-compatible (with -base-url); empty: from the environment")
+	fs.StringVar(&m.provider, "provider", "", "openai, anthropic, gemini, openai-compatible (with -base-url) or script (with -script); empty: from the environment")
 	fs.StringVar(&m.model, "model", "", "the model; empty: the provider's default")
 	fs.StringVar(&m.baseURL, "base-url", "", "the base URL of an OpenAI-compatible server (http://localhost:11434/v1)")
 	fs.StringVar(&m.script, "script", "", "a looptest transcript (JSON array of messages) whose assistant messages answer as the model, offline")
