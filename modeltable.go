@@ -109,6 +109,7 @@ func price(in, out, cacheRead, cacheWrite float64) *Price {
 // builtinModels is the table behind LookupModel.
 var builtinModels = ModelTable{
 	// OpenAI.
+	"gpt-6.1-sol":  {ContextWindow: 1_050_000, Price: price(2, 10, 0.10, 2.50)},
 	"gpt-5.1":      {ContextWindow: 400_000, Price: price(1.25, 10, 0.125, 0)},
 	"gpt-5":        {ContextWindow: 400_000, Price: price(1.25, 10, 0.125, 0)},
 	"gpt-5-mini":   {ContextWindow: 400_000, Price: price(0.25, 2, 0.025, 0)},
@@ -122,6 +123,7 @@ var builtinModels = ModelTable{
 	"o3-mini":      {ContextWindow: 200_000, Price: price(1.10, 4.40, 0.55, 0)},
 	"o4-mini":      {ContextWindow: 200_000, Price: price(1.10, 4.40, 0.275, 0)},
 	// Anthropic: cache writes of five minutes cost 1.25 times the input.
+	"claude-sonnet-5-5": {ContextWindow: 1_000_000, Price: price(2, 10, 0.20, 2.50)},
 	"claude-opus-4-5":   {ContextWindow: 200_000, Price: price(5, 25, 0.50, 6.25)},
 	"claude-opus-4-1":   {ContextWindow: 200_000, Price: price(15, 75, 1.50, 18.75)},
 	"claude-opus-4":     {ContextWindow: 200_000, Price: price(15, 75, 1.50, 18.75)},
@@ -130,7 +132,9 @@ var builtinModels = ModelTable{
 	"claude-3-7-sonnet": {ContextWindow: 200_000, Price: price(3, 15, 0.30, 3.75)},
 	"claude-haiku-4-5":  {ContextWindow: 200_000, Price: price(1, 5, 0.10, 1.25)},
 	"claude-3-5-haiku":  {ContextWindow: 200_000, Price: price(0.80, 4, 0.08, 1)},
-	// Google: prices of prompts up to 200,000 tokens.
+	// Google: prices of prompts up to 200,000 tokens; gemini-3.8-flash's
+	// from 2027 (until then, $0.75 and $3.75).
+	"gemini-3.8-flash":      {ContextWindow: 1_048_576, Price: price(1.50, 7.50, 0.15, 0)},
 	"gemini-3-pro-preview":  {ContextWindow: 1_048_576, Price: price(2, 12, 0.20, 0)},
 	"gemini-2.5-pro":        {ContextWindow: 1_048_576, Price: price(1.25, 10, 0.125, 0)},
 	"gemini-2.5-flash":      {ContextWindow: 1_048_576, Price: price(0.30, 2.50, 0.03, 0)},

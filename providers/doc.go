@@ -21,11 +21,20 @@
 // nothing else. Usage counts reasoning tokens inside OutputTokens, and
 // reports them apart in ReasoningTokens.
 //
-// Pointing an agent at a real model takes three lines:
+// Pointing an agent at a real model takes a few lines:
 //
-//	model := openai.New(openai.Config{Model: "gpt-4.1"}) // key from OPENAI_API_KEY
+//	model, err := openai.New(openai.Config{}) // DefaultModel, key from OPENAI_API_KEY
+//	if err != nil {
+//		return err // errors.Is(err, providers.ErrConfig): no key, say
+//	}
 //	loop := &toolloop.AgentLoop{Model: model, Tools: reg}
 //	res, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("hi")})
+//
+// Each constructor (openai.New, openai.NewResponses, anthropic.New,
+// gemini.New) checks its config before any request: a missing API key
+// where the vendor's own API needs one, or a setting the API would refuse
+// on every request, is its error at once, matching [ErrConfig] (and
+// [ErrAuth] for the key), never a network error on the first call.
 //
 // The SDKs do the transport: they retry rate limits, overloads and server
 // errors with backoff, honouring Retry-After. What reaches the caller after

@@ -8,7 +8,8 @@ import (
 )
 
 // The kinds of provider failure a caller can act on. A *[Error] matches at
-// most one of them with errors.Is.
+// most one of them with errors.Is; a constructor's error matches ErrConfig
+// (and ErrAuth for a missing key).
 var (
 	// ErrContextLength: the transcript (plus the requested output) does not
 	// fit the model's context window. Compact or trim the transcript and try
@@ -22,6 +23,20 @@ var (
 	// ErrAuth: the API key is missing, wrong or not allowed to use the model
 	// (401, 403).
 	ErrAuth = errors.New("providers: authentication failed")
+	// ErrConfig: the model was set up with what it cannot work with, and
+	// no request was sent. A provider's constructor (openai.New,
+	// openai.NewResponses, anthropic.New, gemini.New) returns such an
+	// error at once, before any network call: no API key where the
+	// provider's own API needs one, a setting the API would refuse on
+	// every request. A call whose request the model's config rules out
+	// fails with one too. Fix the set-up; asking again cannot help.
+	//
+	// A missing API key matches ErrAuth as well, so that a check for
+	// ErrAuth (a key that is missing, wrong or not allowed) catches it
+	// whether it was found at set-up or by the provider's 401. Errors of
+	// the provider's API never match ErrConfig: a *[Error] has a kind of
+	// its own.
+	ErrConfig = errors.New("providers: invalid configuration")
 )
 
 // Error is an error response from a provider's API, after the SDK's own

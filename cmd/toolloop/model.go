@@ -26,7 +26,7 @@ type modelFlags struct {
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.provider, "provider", "", "openai, anthropic, gemini or openai-compatible (with -base-url); empty: from the environment")
+	fs.StringVar(&m.provider, "provider", "", "openai, anthropic, gemini, openai-compatible (with -base-url) or script (with -script); empty: from the environment")
 	fs.StringVar(&m.model, "model", "", "the model; empty: the provider's default")
 	fs.StringVar(&m.baseURL, "base-url", "", "the base URL of an OpenAI-compatible server (http://localhost:11434/v1)")
 	fs.StringVar(&m.script, "script", "", "a looptest transcript (JSON array of messages) whose assistant messages answer as the model, offline")
@@ -80,7 +80,8 @@ func pickModel(m modelFlags, getenv func(string) string) (toolloop.Model, string
 		if err != nil {
 			return nil, "", err
 		}
-		return openai.New(openai.Config{Model: m.model, APIKey: key, BaseURL: m.baseURL}), "openai " + orDefault(m.model, openai.DefaultModel), nil
+		model, err := openai.New(openai.Config{Model: m.model, APIKey: key, BaseURL: m.baseURL})
+		return withName(model, "openai "+orDefault(m.model, openai.DefaultModel), err)
 	case "openai-compatible":
 		if m.baseURL == "" {
 			return nil, "", usagef("-provider openai-compatible needs -base-url URL")
@@ -91,21 +92,33 @@ func pickModel(m modelFlags, getenv func(string) string) (toolloop.Model, string
 		// Local servers often want no key; the SDK would read
 		// OPENAI_API_KEY, and send it to whatever URL was given.
 		key := orDefault(getenv("OPENAI_COMPATIBLE_API_KEY"), "none")
-		return openai.New(openai.Config{Model: m.model, APIKey: key, BaseURL: m.baseURL}), "openai-compatible " + m.model + " at " + redactURL(m.baseURL), nil
+		model, err := openai.New(openai.Config{Model: m.model, APIKey: key, BaseURL: m.baseURL})
+		return withName(model, "openai-compatible "+m.model+" at "+redactURL(m.baseURL), err)
 	case "anthropic":
 		key, err := needKey("ANTHROPIC_API_KEY")
 		if err != nil {
 			return nil, "", err
 		}
-		return anthropic.New(anthropic.Config{Model: m.model, APIKey: key}), "anthropic " + orDefault(m.model, anthropic.DefaultModel), nil
+		model, err := anthropic.New(anthropic.Config{Model: m.model, APIKey: key})
+		return withName(model, "anthropic "+orDefault(m.model, anthropic.DefaultModel), err)
 	case "gemini":
 		key, err := needKey("GEMINI_API_KEY", "GOOGLE_API_KEY")
 		if err != nil {
 			return nil, "", err
 		}
-		return gemini.New(gemini.Config{Model: m.model, APIKey: key}), "gemini " + orDefault(m.model, gemini.DefaultModel), nil
+		model, err := gemini.New(gemini.Config{Model: m.model, APIKey: key})
+		return withName(model, "gemini "+orDefault(m.model, gemini.DefaultModel), err)
 	}
 	return nil, "", usagef("unknown provider %q: use openai, anthropic, gemini, openai-compatible or script", p)
+}
+
+// withName returns a constructor's model and the name to show for it, or
+// the constructor's error alone.
+func withName(model toolloop.Model, name string, err error) (toolloop.Model, string, error) {
+	if err != nil {
+		return nil, "", err
+	}
+	return model, name, nil
 }
 
 // redactURL hides a password in a URL, which is as secret as a key.

@@ -49,7 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.effort, "effort", "",
 		"how hard a reasoning model thinks: OpenAI's reasoning effort, Anthropic's effort, Gemini 3's thinking level (low, medium, high, ...)")
 	fs.Int64Var(&o.thinking, "thinking", 0,
-		"a thinking budget in tokens, with the thoughts shown as they stream (Anthropic's extended thinking, Gemini's thinking budget)")
+		"a thinking budget in tokens, with the thoughts shown as they stream (Anthropic's extended thinking, on models that take a budget, not the default one, which thinks adaptively: use -effort; Gemini's thinking budget)")
 	fs.BoolVar(&o.interactive, "i", false, "hold a conversation: read one message per line from stdin")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -155,20 +155,36 @@ func pickModel(o options, getenv func(string) string) (toolloop.Model, string, e
 			if o.effort != "" || o.thinking > 0 {
 				cfg.ReasoningSummary = "auto" // show the model's reasoning as it streams
 			}
-			return openai.NewResponses(cfg), "openai responses (" + orDefault(o.model, openai.DefaultModel) + ")", nil
+			m, err := openai.NewResponses(cfg)
+			if err != nil {
+				return nil, "", err
+			}
+			return m, "openai responses (" + orDefault(o.model, openai.DefaultModel) + ")", nil
 		}
-		return openai.New(cfg), "openai (" + orDefault(o.model, openai.DefaultModel) + ")", nil
+		m, err := openai.New(cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "openai (" + orDefault(o.model, openai.DefaultModel) + ")", nil
 	case "anthropic":
 		cfg := anthropic.Config{Model: o.model, APIKey: getenv("ANTHROPIC_API_KEY"), Effort: o.effort,
 			Thinking: anthropic.Thinking{Budget: o.thinking}}
-		return anthropic.New(cfg), "anthropic (" + orDefault(o.model, anthropic.DefaultModel) + ")", nil
+		m, err := anthropic.New(cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "anthropic (" + orDefault(o.model, anthropic.DefaultModel) + ")", nil
 	case "gemini":
 		cfg := gemini.Config{Model: o.model, APIKey: orDefault(getenv("GEMINI_API_KEY"), getenv("GOOGLE_API_KEY")),
 			ThinkingLevel: o.effort, IncludeThoughts: o.effort != "" || o.thinking > 0}
 		if o.thinking > 0 {
 			cfg.ThinkingBudget = &o.thinking
 		}
-		return gemini.New(cfg), "gemini (" + orDefault(o.model, gemini.DefaultModel) + ")", nil
+		m, err := gemini.New(cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "gemini (" + orDefault(o.model, gemini.DefaultModel) + ")", nil
 	case "scripted":
 		return &scripted{think: o.effort != "" || o.thinking > 0}, "scripted", nil
 	}

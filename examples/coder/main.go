@@ -65,7 +65,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	model := script()
 	if key, url := getenv("OPENAI_API_KEY"), getenv("OPENAI_BASE_URL"); key != "" || url != "" {
-		model = openai.New(openai.Config{Model: *modelName, APIKey: key, BaseURL: url})
+		m, err := openai.New(openai.Config{Model: *modelName, APIKey: key, BaseURL: url})
+		if err != nil {
+			return nil, err
+		}
+		model = m
 	} else if !fresh {
 		return nil, errors.New("the scripted model knows only the built-in project: set OPENAI_API_KEY or OPENAI_BASE_URL")
 	} else {

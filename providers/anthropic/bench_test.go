@@ -36,7 +36,7 @@ func benchRequest() *toolloop.Request {
 // BenchmarkParams measures mapping a 20-message transcript to the SDK's
 // request, and to the JSON body the SDK sends.
 func BenchmarkParams(b *testing.B) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(b, Config{APIKey: "unused"})
 	req := benchRequest()
 	b.Run("map", func(b *testing.B) {
 		b.ReportAllocs()
@@ -87,7 +87,7 @@ func benchThinkingRequest() *toolloop.Request {
 // reasoning blocks, and with prompt-cache breakpoints, to the SDK's
 // request and to the JSON body the SDK sends.
 func BenchmarkParamsThinking(b *testing.B) {
-	m := New(Config{APIKey: "unused", Thinking: Thinking{Budget: 4096},
+	m := mustNew(b, Config{APIKey: "unused", Thinking: Thinking{Budget: 4096},
 		PromptCache: PromptCache{Tools: true, System: true, Turns: 2}})
 	req := benchThinkingRequest()
 	b.Run("map", func(b *testing.B) {

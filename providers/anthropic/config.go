@@ -1,18 +1,19 @@
 package anthropic
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// ErrConfig is the error, wrapped, of every call to a [Model] whose
-// [Config] the API would refuse (thinking with a temperature, say), so
-// that a misconfiguration shows up before any request is sent. It is
+// ErrConfig is the error, wrapped, that [New] returns for a [Config] the
+// API would refuse every request of (thinking with a temperature, say),
+// so that a misconfiguration shows up before any request is sent. It is
 // also the error of a call whose request the config rules out: with
 // thinking on, one whose tool choice requires a tool call; with a model
 // that takes no structured output (see [Model.NativeOutput]), one with
-// an output format.
-var ErrConfig = errors.New("anthropic: invalid config")
+// an output format. It matches [providers.ErrConfig] too.
+var ErrConfig = wire.ConfigError("anthropic: invalid config")
 
 // Thinking configures Claude's thinking. The zero value leaves it off,
 // sending no thinking parameter (models that think by default keep

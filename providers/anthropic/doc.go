@@ -2,8 +2,25 @@
 // uses the official SDK, github.com/anthropics/anthropic-sdk-go, for
 // transport, retries and types; this package is the mapping.
 //
-//	model := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5"}) // key from ANTHROPIC_API_KEY
+//	model, err := anthropic.New(anthropic.Config{}) // DefaultModel, key from ANTHROPIC_API_KEY
+//	if err != nil {
+//		return err // no key, or a config the API refuses: the error says which
+//	}
 //	loop := &toolloop.AgentLoop{Model: model, Tools: reg}
+//
+// # Set-up errors
+//
+// [New] fails at once, before any request, with an error matching
+// [providers.ErrConfig]: on a config the API would refuse every request
+// of ([ErrConfig]: thinking with a temperature, too many cache
+// breakpoints), and on one with no credentials. Credentials are
+// Config.APIKey, or whatever the SDK reads: ANTHROPIC_API_KEY,
+// ANTHROPIC_AUTH_TOKEN, its profiles (ANTHROPIC_PROFILE, or the config
+// `ant auth login` writes) and workload identity federation; or options
+// in Config.RequestOptions, which may carry them unseen. A BaseURL needs
+// them too, since the SDK sends nothing without. The missing-key error
+// names Config.APIKey, ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN, and
+// matches [providers.ErrAuth] as well.
 //
 // # Transcript mapping
 //

@@ -23,7 +23,7 @@ func TestRateLimitIsRetried(t *testing.T) {
 			Header: map[string]string{"Retry-After-Ms": "10", "Retry-After": "1"}},
 		replay.Step{Golden: "generate", Response: "plain.json"},
 	)
-	resp, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "Hello! How can I help you today?", resp.Message.Text())
 	assert.Len(t, srv.Requests(), 2)
@@ -34,7 +34,7 @@ func TestOverloadIsRetriedWhileStreaming(t *testing.T) {
 		replay.Step{Status: 529, Response: "error_529.json", Header: map[string]string{"Retry-After-Ms": "10"}},
 		replay.Step{Response: "stream_text.sse"},
 	)
-	resp, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	resp, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 	assert.Len(t, srv.Requests(), 2)
@@ -65,7 +65,7 @@ func TestAPIErrors(t *testing.T) {
 				steps[i] = replay.Step{Status: tt.status, Response: tt.response, Header: map[string]string{"Retry-After-Ms": "1"}}
 			}
 			srv := serve(t, steps...)
-			_, err := modelFor(srv, Config{MaxRetries: tt.retries}).Generate(context.Background(), weatherRequest())
+			_, err := modelFor(t, srv, Config{MaxRetries: tt.retries}).Generate(context.Background(), weatherRequest())
 			require.Error(t, err)
 			var pe *providers.Error
 			require.ErrorAs(t, err, &pe)
@@ -95,7 +95,7 @@ func TestAPIErrors(t *testing.T) {
 
 func TestContextLengthThroughTheLoop(t *testing.T) {
 	srv := serve(t, replay.Step{Status: http.StatusBadRequest, Response: "error_context_length.json"})
-	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{})}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{})}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("a very long transcript")})
 	require.ErrorIs(t, err, providers.ErrContextLength)
 	assert.Equal(t, toolloop.StopError, res.StopReason)
@@ -105,7 +105,7 @@ func TestOtherErrorsPassThrough(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	srv := serve(t)
-	_, err := modelFor(srv, Config{}).Generate(ctx, weatherRequest())
+	_, err := modelFor(t, srv, Config{}).Generate(ctx, weatherRequest())
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *providers.Error
 	assert.False(t, errors.As(err, &pe))
@@ -116,7 +116,7 @@ func TestOtherErrorsPassThrough(t *testing.T) {
 func TestRetryAfterReachesTheError(t *testing.T) {
 	for _, h := range []map[string]string{{"Retry-After-Ms": "1500"}, {"Retry-After": "1.5"}} {
 		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json", Header: h})
-		_, err := modelFor(srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
+		_, err := modelFor(t, srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
 		var ra interface{ RetryAfter() time.Duration }
 		require.ErrorAs(t, err, &ra)
 		assert.Equal(t, 1500*time.Millisecond, ra.RetryAfter(), "%v", h)

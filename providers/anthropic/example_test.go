@@ -24,7 +24,7 @@ func fakeAPI(contentType, body string) *httptest.Server {
 
 func ExampleNew() {
 	srv := fakeAPI("text/event-stream", `event: message_start
-data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":9,"output_tokens":1}}}
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[],"stop_reason":null,"usage":{"input_tokens":9,"output_tokens":1}}}
 
 event: content_block_start
 data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
@@ -45,8 +45,12 @@ data: {"type":"message_stop"}
 	defer srv.Close()
 
 	// With a real key in ANTHROPIC_API_KEY, this is all it takes:
-	//	model := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5"})
-	model := anthropic.New(anthropic.Config{Model: "claude-sonnet-4-5", BaseURL: srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client()})
+	//	model, err := anthropic.New(anthropic.Config{}) // DefaultModel
+	model, err := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err) // no key: it names the variables to set
+		return
+	}
 	loop := &toolloop.AgentLoop{Model: model}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Say hello.")})
 	if err != nil {
@@ -58,12 +62,16 @@ data: {"type":"message_stop"}
 }
 
 func ExampleModel_Generate() {
-	srv := fakeAPI("application/json", `{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+	srv := fakeAPI("application/json", `{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-5-5",
 		"content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],
 		"stop_reason":"tool_use","usage":{"input_tokens":40,"output_tokens":12}}`)
 	defer srv.Close()
 
-	model := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client()})
+	model, err := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp, err := model.Generate(context.Background(), &toolloop.Request{
 		Messages: []toolloop.Message{toolloop.UserMessage("Weather in Paris?")},
 		Tools:    []toolloop.ToolSpec{{Name: "get_weather", Description: "Get the weather for a city."}},
@@ -79,7 +87,7 @@ func ExampleModel_Generate() {
 
 func ExampleThinking() {
 	srv := fakeAPI("text/event-stream", `event: message_start
-data: {"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":20,"output_tokens":1}}}
+data: {"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[],"stop_reason":null,"usage":{"input_tokens":20,"output_tokens":1}}}
 
 event: content_block_start
 data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}
@@ -114,10 +122,15 @@ data: {"type":"message_stop"}
 `)
 	defer srv.Close()
 
-	model := anthropic.New(anthropic.Config{
-		Thinking: anthropic.Thinking{Budget: 4096},
+	model, err := anthropic.New(anthropic.Config{
+		// DefaultModel thinks adaptively; older models take a Budget.
+		Thinking: anthropic.Thinking{Adaptive: true},
 		BaseURL:  srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client(),
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var thought strings.Builder
 	loop := &toolloop.AgentLoop{Model: model, OnEvent: func(e toolloop.Event) {
 		if e.Type == toolloop.EventModelReasoningDelta {
@@ -141,17 +154,21 @@ data: {"type":"message_stop"}
 }
 
 func ExamplePromptCache() {
-	srv := fakeAPI("application/json", `{"id":"msg_4","type":"message","role":"assistant","model":"claude-sonnet-4-5",
+	srv := fakeAPI("application/json", `{"id":"msg_4","type":"message","role":"assistant","model":"claude-sonnet-5-5",
 		"content":[{"type":"text","text":"Light rain, 18°C."}],"stop_reason":"end_turn",
 		"usage":{"input_tokens":21,"cache_creation_input_tokens":1500,"cache_read_input_tokens":3000,"output_tokens":9}}`)
 	defer srv.Close()
 
-	model := anthropic.New(anthropic.Config{
+	model, err := anthropic.New(anthropic.Config{
 		// The tools and system prompt stay cached as the transcript grows;
 		// the latest two user turns cache the conversation so far.
 		PromptCache: anthropic.PromptCache{Tools: true, System: true, Turns: 2},
 		BaseURL:     srv.URL, APIKey: "sk-ant-test", HTTPClient: srv.Client(),
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp, err := model.Generate(context.Background(), &toolloop.Request{Messages: []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant."),
 		toolloop.UserMessage("Weather in Paris?"),
@@ -163,9 +180,8 @@ func ExamplePromptCache() {
 	u := resp.Usage
 	fmt.Println(u.InputTokens, u.CacheReadTokens, u.CacheWriteTokens)
 
-	// Five breakpoints are more than the API takes: every call fails.
-	tooMany := anthropic.New(anthropic.Config{PromptCache: anthropic.PromptCache{Tools: true, System: true, Turns: 3}})
-	_, err = tooMany.Generate(context.Background(), &toolloop.Request{})
+	// Five breakpoints are more than the API takes: New refuses them.
+	_, err = anthropic.New(anthropic.Config{PromptCache: anthropic.PromptCache{Tools: true, System: true, Turns: 3}})
 	fmt.Println(errors.Is(err, anthropic.ErrConfig))
 	// Output:
 	// 4521 3000 1500

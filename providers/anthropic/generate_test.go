@@ -99,7 +99,7 @@ func TestGenerate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "generate", Response: tt.response})
-			got, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+			got, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 			require.NoError(t, err)
 			tt.want.Model = "claude-sonnet-4-5-20250929"
 			assert.JSONEq(t, mustJSON(t, tt.want), mustJSON(t, got))
@@ -109,7 +109,7 @@ func TestGenerate(t *testing.T) {
 
 func TestGenerateSendsKeyAndPath(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "plain.json"})
-	_, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	_, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 1)

@@ -21,10 +21,10 @@ func call(t *testing.T, stream bool, cfg Config) error {
 	t.Helper()
 	cfg.MaxRetries = -1
 	if !stream {
-		_, err := New(cfg).Generate(context.Background(), weatherRequest())
+		_, err := mustNew(t, cfg).Generate(context.Background(), weatherRequest())
 		return err
 	}
-	_, _, err := collect(New(cfg), weatherRequest())
+	_, _, err := collect(mustNew(t, cfg), weatherRequest())
 	return err
 }
 

@@ -22,7 +22,7 @@ func TestAgentLoop(t *testing.T) {
 		replay.Step{Golden: "loop_turn3", Response: "loop_turn3.sse"},
 	)
 	var rec looptest.Recorder
-	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
 	input := []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant. Use the tools."),
 		toolloop.UserMessage("Compare the weather in Paris and Tokyo, with Paris in Fahrenheit too."),
@@ -44,5 +44,5 @@ func TestConformance(t *testing.T) {
 		replay.Step{Response: "plain.json"},
 		replay.Step{Response: "tool_call.json"},
 	)
-	looptest.TestModel(t, modelFor(srv, Config{}))
+	looptest.TestModel(t, modelFor(t, srv, Config{}))
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/toolloop/toolloop/providers/internal/replay"
@@ -21,12 +22,21 @@ func serve(t *testing.T, steps ...replay.Step) *replay.Server {
 
 // modelFor returns a model talking to srv with a fake key; cfg sets the
 // rest.
-func modelFor(srv *replay.Server, cfg Config) *Model {
+func modelFor(t testing.TB, srv *replay.Server, cfg Config) *Model {
+	t.Helper()
 	cfg.BaseURL = srv.URL
 	cfg.APIKey = "test-key"
 	cfg.HTTPClient = srv.Client()
 	if cfg.Model == "" {
 		cfg.Model = "claude-sonnet-4-5"
 	}
-	return New(cfg)
+	return mustNew(t, cfg)
+}
+
+// mustNew returns mustNew(t, cfg), failing the test if it fails.
+func mustNew(t testing.TB, cfg Config) *Model {
+	t.Helper()
+	m, err := New(cfg)
+	require.NoError(t, err)
+	return m
 }

@@ -7,8 +7,10 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"os"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	sdkconfig "github.com/anthropics/anthropic-sdk-go/config"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/toolloop/toolloop"
@@ -17,7 +19,13 @@ import (
 
 // Defaults for the zero fields of a [Config].
 const (
-	DefaultModel = "claude-sonnet-4-5"
+	// DefaultModel is Claude Sonnet 5.5, the model the SDK in go.mod
+	// names to migrate to from claude-sonnet-4-5 (the previous default,
+	// at end of life on November 30, 2026). It thinks adaptively by
+	// default, and Anthropic's API refuses it a Temperature, a
+	// Thinking.Budget and a request that forces a tool call: set Model
+	// for a model that takes them.
+	DefaultModel = "claude-sonnet-5-5"
 	// DefaultMaxTokens is small enough for every current model's output
 	// limit; raise it for long answers.
 	DefaultMaxTokens = 4096
@@ -30,7 +38,14 @@ type Config struct {
 	// Model names the model; empty means DefaultModel.
 	Model string
 	// APIKey authenticates the requests; empty means the SDK's default
-	// credentials, such as the ANTHROPIC_API_KEY environment variable.
+	// credentials: the ANTHROPIC_API_KEY environment variable, else
+	// ANTHROPIC_AUTH_TOKEN (a bearer token), else the SDK's profiles
+	// (ANTHROPIC_PROFILE, or the config `ant auth login` writes) and
+	// workload identity federation (ANTHROPIC_FEDERATION_RULE_ID and the
+	// variables that go with it). With none of them, and no
+	// RequestOptions (which may carry credentials), New fails at once:
+	// the SDK would send no request, whatever the BaseURL. For a gateway
+	// that adds its own credentials, pass a placeholder key.
 	APIKey string
 	// BaseURL is the API's base URL, for a proxy or gateway; empty means
 	// the SDK's default: ANTHROPIC_BASE_URL if set, else Anthropic's API.
@@ -94,16 +109,16 @@ type Model struct {
 	tools  wire.Cache[convertedTool]
 	// outputs holds the converted output formats.
 	outputs wire.Cache[convertedOutput]
-	// err, when set, is the error of every call: the config is invalid.
-	err error
 }
 
-// New returns a model configured by cfg. It does not contact the server;
-// missing credentials or a bad URL show up as the error of the first call.
+// New returns a model configured by cfg. It does not contact the server.
 //
-// A config the API would refuse every request of (see [ErrConfig]) makes
-// every call fail with that error, before anything is sent.
-func New(cfg Config) *Model {
+// It fails at once, with an error matching [providers.ErrConfig], on a
+// config the API would refuse every request of (see [ErrConfig]), and
+// on one with no credentials (see [Config.APIKey]); that error matches
+// [providers.ErrAuth] too and names the variables to set. A bad URL, or
+// a key the API refuses, shows up as the error of the first call.
+func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
@@ -111,7 +126,12 @@ func New(cfg Config) *Model {
 	if !explicit {
 		cfg.MaxTokens = DefaultMaxTokens + max(cfg.Thinking.Budget, 0)
 	}
-	cfgErr := check(&cfg, explicit)
+	if err := check(&cfg, explicit); err != nil {
+		return nil, err
+	}
+	if !hasCredentials(&cfg) {
+		return nil, wire.MissingKey("anthropic: no API key: set Config.APIKey or the ANTHROPIC_API_KEY environment variable (or ANTHROPIC_AUTH_TOKEN, for a bearer token)")
+	}
 	var opts []option.RequestOption
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -129,7 +149,37 @@ func New(cfg Config) *Model {
 		opts = append(opts, option.WithHeaderAdd("anthropic-beta", interleavedBeta))
 	}
 	opts = append(opts, cfg.RequestOptions...)
-	return &Model{client: sdk.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger), err: cfgErr}
+	return &Model{client: sdk.NewClient(opts...), cfg: cfg, log: wire.Logger(cfg.Logger)}, nil
+}
+
+// credentialVars are the environment variables that give the SDK
+// credentials, in the order it tries them: a key, a bearer token, a
+// named profile, workload identity federation. Only the first two are
+// named in the error; the others are there to be honoured.
+var credentialVars = []string{
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE",
+	"ANTHROPIC_FEDERATION_RULE_ID", "ANTHROPIC_ORGANIZATION_ID",
+	"ANTHROPIC_IDENTITY_TOKEN_FILE", "ANTHROPIC_IDENTITY_TOKEN",
+}
+
+// hasCredentials reports whether the SDK may find credentials for cfg:
+// a key in cfg; an environment variable of its credential chain (it
+// reports a partial or broken one itself, naming what is wrong); its
+// profile config file (from `ant auth login`); or RequestOptions, which
+// may carry them (option.WithAuthToken, a header, a middleware) where
+// they cannot be seen. Without any, the SDK sends no request at all, to
+// any base URL, so a BaseURL does not change this.
+func hasCredentials(cfg *Config) bool {
+	if cfg.APIKey != "" || len(cfg.RequestOptions) > 0 {
+		return true
+	}
+	for _, v := range credentialVars {
+		if os.Getenv(v) != "" {
+			return true
+		}
+	}
+	_, err := sdkconfig.LoadConfig()
+	return err == nil
 }
 
 // Generate implements [toolloop.Model]: one Messages request.

@@ -55,7 +55,7 @@ func TestOutputFormat(t *testing.T) {
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.golden, Response: "structured_answer.json"})
-			resp, err := modelFor(srv, Config{}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
+			resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
 			require.NoError(t, err)
 			assert.JSONEq(t, structuredAnswer, resp.Message.Text())
 			assert.Equal(t, toolloop.StopEnd, resp.StopReason)
@@ -67,7 +67,7 @@ func TestOutputFormat(t *testing.T) {
 // pieces that split its JSON (and a character) comes back whole.
 func TestOutputFormatStream(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "output_format_stream", Response: "stream_structured.sse", Chunk: 5})
-	resp, deltas, err := collect(modelFor(srv, Config{}), outputRequest(reportFormat, true))
+	resp, deltas, err := collect(modelFor(t, srv, Config{}), outputRequest(reportFormat, true))
 	require.NoError(t, err)
 	require.NotNil(t, resp)
 	assert.Greater(t, len(deltas), 1)
@@ -79,7 +79,7 @@ func TestOutputFormatStream(t *testing.T) {
 // JSON, is a refusal, not an answer.
 func TestOutputFormatRefusal(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "refusal.json"})
-	resp, err := modelFor(srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopRefusal, resp.StopReason)
 }
@@ -87,7 +87,7 @@ func TestOutputFormatRefusal(t *testing.T) {
 // TestOutputFormatWithEffort checks that the format and the effort share
 // output_config.
 func TestOutputFormatWithEffort(t *testing.T) {
-	p, err := New(Config{APIKey: "unused", Effort: "low", Thinking: Thinking{Adaptive: true}}).params(outputRequest(reportFormat, true))
+	p, err := mustNew(t, Config{APIKey: "unused", Effort: "low", Thinking: Thinking{Adaptive: true}}).params(outputRequest(reportFormat, true))
 	require.NoError(t, err)
 	oc, _ := replay.Body(t, p)["output_config"].(map[string]any)
 	assert.Equal(t, "low", oc["effort"])
@@ -122,7 +122,7 @@ func TestNativeOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, withTools := range []bool{false, true} {
-			assert.Equal(t, tt.want, New(Config{Model: tt.model}).NativeOutput(withTools), "%s, tools %v", tt.model, withTools)
+			assert.Equal(t, tt.want, mustNew(t, Config{Model: tt.model, APIKey: "unused"}).NativeOutput(withTools), "%s, tools %v", tt.model, withTools)
 		}
 	}
 	var _ toolloop.NativeOutput = (*Model)(nil)
@@ -146,7 +146,7 @@ func TestBadOutputFailsBeforeSending(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t)
-			m := modelFor(srv, Config{Model: tt.model})
+			m := modelFor(t, srv, Config{Model: tt.model})
 			req := outputRequest(tt.format, true)
 			_, err := m.Generate(context.Background(), req)
 			require.Error(t, err, "Generate")

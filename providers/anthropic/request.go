@@ -16,9 +16,6 @@ import (
 // params maps a request to the SDK's request parameters.
 func (m *Model) params(req *toolloop.Request) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{Model: sdk.Model(m.cfg.Model), MaxTokens: m.cfg.MaxTokens}
-	if m.err != nil {
-		return p, m.err
-	}
 	choice, err := m.toolChoice(req)
 	if err != nil {
 		return p, err

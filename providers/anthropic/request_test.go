@@ -53,7 +53,7 @@ func richTranscript() []toolloop.Message {
 func TestTranscriptMapping(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "transcript", Response: "plain.json"})
 	temp := 0.2
-	m := modelFor(srv, Config{MaxTokens: 512, Temperature: &temp})
+	m := modelFor(t, srv, Config{MaxTokens: 512, Temperature: &temp})
 	_, err := m.Generate(context.Background(), &toolloop.Request{Messages: richTranscript()})
 	require.NoError(t, err)
 }
@@ -84,14 +84,14 @@ func TestToolInput(t *testing.T) {
 }
 
 func TestUnknownRoleIsAnError(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	_, err := m.params(&toolloop.Request{Messages: []toolloop.Message{{Role: "narrator"}}})
 	require.Error(t, err)
 }
 
 func TestSchemaLoosenedAndLogged(t *testing.T) {
 	var logs replay.LogRecorder
-	m := New(Config{APIKey: "unused", Logger: slog.New(&logs)})
+	m := mustNew(t, Config{APIKey: "unused", Logger: slog.New(&logs)})
 	spec := toolloop.ToolSpec{Name: "pick", Description: "Pick one.",
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"oneOf":[{"required":["a"]},{"required":["b"]}]}`)}
 	p, err := m.params(&toolloop.Request{Tools: []toolloop.ToolSpec{spec}})
@@ -109,7 +109,7 @@ func TestSchemaLoosenedAndLogged(t *testing.T) {
 
 func TestCachePrompt(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		m := New(Config{APIKey: "unused", CachePrompt: on})
+		m := mustNew(t, Config{APIKey: "unused", CachePrompt: on})
 		p, err := m.params(weatherRequest())
 		require.NoError(t, err)
 		b, err := json.Marshal(p)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/providers"
 	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
@@ -76,7 +77,7 @@ func TestGenerateThinking(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "generate_thinking", Response: tt.response})
-			got, err := modelFor(srv, Config{Thinking: Thinking{Budget: 2048}}).Generate(context.Background(), weatherRequest())
+			got, err := modelFor(t, srv, Config{Thinking: Thinking{Budget: 2048}}).Generate(context.Background(), weatherRequest())
 			require.NoError(t, err)
 			tt.want.Model = "claude-sonnet-4-5-20250929"
 			assert.JSONEq(t, mustJSON(t, tt.want), mustJSON(t, got))
@@ -92,7 +93,7 @@ func TestInterleavedThinkingSentBackInPlace(t *testing.T) {
 		replay.Step{Response: "interleaved_tool_calls.json"},
 		replay.Step{Golden: "interleaved_turn2", Response: "plain.json"},
 	)
-	m := modelFor(srv, Config{Thinking: Thinking{Budget: 4096, Interleaved: true}, MaxTokens: 2048})
+	m := modelFor(t, srv, Config{Thinking: Thinking{Budget: 4096, Interleaved: true}, MaxTokens: 2048})
 	req := weatherRequest()
 	resp, err := m.Generate(context.Background(), req)
 	require.NoError(t, err)
@@ -109,7 +110,7 @@ func TestInterleavedThinkingSentBackInPlace(t *testing.T) {
 }
 
 func TestAssistantBlockOrder(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	sig := func(s string) toolloop.Content {
 		return reasoning("thinking "+s, toolloop.Reasoning{Signature: "sig" + s})
 	}
@@ -164,7 +165,7 @@ func TestAssistantBlockOrder(t *testing.T) {
 func TestStreamThinking(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Golden: "stream_thinking", Response: "stream_thinking.sse", Chunk: chunk})
-		m := modelFor(srv, Config{Thinking: Thinking{Budget: 10000, Display: "summarized"}})
+		m := modelFor(t, srv, Config{Thinking: Thinking{Budget: 10000, Display: "summarized"}})
 		var thoughts, text []string
 		var resp *toolloop.Response
 		for ch, err := range m.Stream(context.Background(), weatherRequest()) {
@@ -201,7 +202,7 @@ func TestThinkingAgentLoop(t *testing.T) {
 		replay.Step{Golden: "thinking_loop_turn2", Response: "thinking_loop_turn2.sse"},
 	)
 	var rec looptest.Recorder
-	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{Thinking: Thinking{Budget: 2048}}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{Thinking: Thinking{Budget: 2048}}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
 	res, err := loop.Run(context.Background(), []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant. Use the tools."),
 		toolloop.UserMessage("What's the weather in Paris?"),
@@ -223,7 +224,7 @@ func TestThinkingAgentLoop(t *testing.T) {
 	require.NoError(t, err)
 	var back []toolloop.Message
 	require.NoError(t, json.Unmarshal(b, &back))
-	m := New(Config{APIKey: "unused", Thinking: Thinking{Budget: 2048}})
+	m := mustNew(t, Config{APIKey: "unused", Thinking: Thinking{Budget: 2048}})
 	before, err := m.params(&toolloop.Request{Messages: res.Messages})
 	require.NoError(t, err)
 	after, err := m.params(&toolloop.Request{Messages: back})
@@ -249,7 +250,7 @@ func TestOtherProvidersReasoningDropped(t *testing.T) {
 		{Role: toolloop.RoleAssistant, Content: []toolloop.Content{foreign("more thought")}},
 		{Role: toolloop.RoleUser, Content: []toolloop.Content{toolloop.TextContent("Thanks!"), foreign("reasoning in a user turn")}},
 	}
-	_, err := modelFor(srv, Config{Thinking: Thinking{Adaptive: true}, Effort: "medium"}).Generate(context.Background(),
+	_, err := modelFor(t, srv, Config{Thinking: Thinking{Adaptive: true}, Effort: "medium"}).Generate(context.Background(),
 		&toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
 	require.NoError(t, err)
 	body := string(srv.Bodies()[0])
@@ -281,20 +282,18 @@ func TestThinkingConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t) // no request may be sent
 			cfg := tt.cfg
 			cfg.APIKey = "unused"
-			m := New(cfg)
-			p, err := m.params(weatherRequest())
+			m, err := New(cfg)
 			if !tt.ok {
 				require.ErrorIs(t, err, ErrConfig)
-				_, err = modelFor(srv, tt.cfg).Generate(context.Background(), weatherRequest())
-				require.ErrorIs(t, err, ErrConfig)
-				for _, err := range modelFor(srv, tt.cfg).Stream(context.Background(), weatherRequest()) {
-					require.ErrorIs(t, err, ErrConfig)
-				}
+				require.ErrorIs(t, err, providers.ErrConfig)
+				assert.NotErrorIs(t, err, providers.ErrAuth, "the key is there")
+				assert.Nil(t, m)
 				return
 			}
+			require.NoError(t, err)
+			p, err := m.params(weatherRequest())
 			require.NoError(t, err)
 			assert.Equal(t, tt.maxTokens, p.MaxTokens)
 		})

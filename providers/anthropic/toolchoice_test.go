@@ -25,7 +25,7 @@ func TestToolChoice(t *testing.T) {
 	for _, tt := range toolChoiceCases {
 		t.Run(tt.Golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.Golden, Response: "plain.json"})
-			_, err := modelFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
+			_, err := modelFor(t, srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
 			require.NoError(t, err)
 		})
 	}
@@ -35,7 +35,7 @@ func TestToolChoice(t *testing.T) {
 // as a compactor's, sends no tool_choice, and that auto sends none
 // either: it is the APIs' default.
 func TestToolChoiceWithoutTools(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	for _, req := range []*toolloop.Request{
 		{Messages: weatherRequest().Messages, ToolChoice: toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}},
 		{Messages: weatherRequest().Messages, Tools: []toolloop.ToolSpec{weatherTool}},
@@ -68,7 +68,7 @@ func TestBadToolChoiceFailsBeforeSending(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t)
 			req := &toolloop.Request{Messages: weatherRequest().Messages, Tools: tt.tools, ToolChoice: tt.choice}
-			m := modelFor(srv, Config{})
+			m := modelFor(t, srv, Config{})
 			_, err := m.Generate(context.Background(), req)
 			assert.Error(t, err, "Generate")
 			_, _, err = collect(m, req)
@@ -89,12 +89,12 @@ func TestThinkingRefusesRequiredToolChoice(t *testing.T) {
 			{Mode: toolloop.ToolChoiceRequired, Name: "get_weather"},
 		} {
 			srv := serve(t)
-			m := modelFor(srv, Config{Thinking: thinking})
+			m := modelFor(t, srv, Config{Thinking: thinking})
 			_, err := m.Generate(context.Background(), toolChoiceRequest(choice, false))
 			assert.ErrorIs(t, err, ErrConfig, "%+v with %+v", choice, thinking)
 			assert.Empty(t, srv.Requests())
 		}
-		p, err := New(Config{APIKey: "unused", Thinking: thinking}).params(toolChoiceRequest(toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}, true))
+		p, err := mustNew(t, Config{APIKey: "unused", Thinking: thinking}).params(toolChoiceRequest(toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}, true))
 		require.NoError(t, err)
 		b := replay.Body(t, p)
 		assert.Equal(t, map[string]any{"type": "none"}, b["tool_choice"])

@@ -74,8 +74,8 @@ func own(text, callID string) toolloop.Content {
 // would get, with thinking off and on.
 func TestTranscriptValidity(t *testing.T) {
 	models := map[string]*Model{
-		"plain":    New(Config{APIKey: "unused"}),
-		"thinking": New(Config{APIKey: "unused", Thinking: Thinking{Budget: 2048}}),
+		"plain":    mustNew(t, Config{APIKey: "unused"}),
+		"thinking": mustNew(t, Config{APIKey: "unused", Thinking: Thinking{Budget: 2048}}),
 	}
 	cases := replay.ValidityCases(t, own)
 	for name, m := range models {
@@ -124,7 +124,7 @@ func blockSequence(b map[string]any) []string {
 // long runs: compaction's user messages merged into one turn, the wrap-up
 // message after the results of the last turn, thinking before its call.
 func TestLongRunShapes(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	edges := replay.EdgeTranscripts(own)
 	tests := []struct {
 		name string
@@ -150,7 +150,7 @@ func TestLongRunShapes(t *testing.T) {
 // content of its turn, even when a user message came between the call and
 // its result.
 func TestResultsGoFirst(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	msgs := []toolloop.Message{
 		toolloop.UserMessage("Find the bug."),
 		{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{replay.Call("c1", "grep"), replay.Call("c2", "read")}},

@@ -42,7 +42,7 @@ func benchRequest() *toolloop.Request {
 // blocks to the SDK's contents and configuration, and to the JSON of
 // both (the SDK turns them into the request body the same way).
 func BenchmarkParams(b *testing.B) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(b, Config{APIKey: "unused"})
 	req := benchRequest()
 	b.Run("map", func(b *testing.B) {
 		b.ReportAllocs()

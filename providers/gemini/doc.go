@@ -2,12 +2,27 @@
 // the official SDK, google.golang.org/genai, for transport, retries and
 // types; this package is the mapping.
 //
-//	model := gemini.New(gemini.Config{Model: "gemini-2.5-flash"}) // key from GEMINI_API_KEY
+//	model, err := gemini.New(gemini.Config{}) // DefaultModel, key from GEMINI_API_KEY
+//	if err != nil {
+//		return err // no key: the error says which variables to set
+//	}
 //	loop := &toolloop.AgentLoop{Model: model, Tools: reg}
 //
 // Vertex AI takes the same requests: set Config.Backend to
 // genai.BackendVertexAI (or GOOGLE_GENAI_USE_VERTEXAI=true), with the
 // project and location in GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION.
+//
+// # Set-up errors
+//
+// [New] fails at once, before any request, with an error matching
+// [providers.ErrConfig] when the SDK cannot make a client of the config.
+// For the Gemini API (the default backend) that is when no key is set in
+// Config.APIKey, GEMINI_API_KEY or GOOGLE_API_KEY, with a BaseURL or
+// without (the SDK makes no Gemini API client without a key): the error
+// names them, and matches [providers.ErrAuth] too. Vertex AI needs no
+// key (it uses Application Default Credentials, or an HTTPClient that
+// adds credentials itself); there New fails on what the SDK refuses,
+// such as no project and location.
 //
 // # Transcript mapping
 //

@@ -22,7 +22,7 @@ func TestRateLimitIsRetried(t *testing.T) {
 		replay.Step{Golden: "generate", Status: http.StatusTooManyRequests, Response: "error_429.json"},
 		replay.Step{Golden: "generate", Response: "plain.json"},
 	)
-	resp, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "Hello! How can I help you today?", resp.Message.Text())
 	assert.Len(t, srv.Requests(), 2)
@@ -33,7 +33,7 @@ func TestOverloadIsRetriedWhileStreaming(t *testing.T) {
 		replay.Step{Status: http.StatusServiceUnavailable, Response: "error_503.json"},
 		replay.Step{Response: "stream_text.sse"},
 	)
-	resp, _, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	resp, _, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 	assert.Len(t, srv.Requests(), 2)
@@ -65,7 +65,7 @@ func TestAPIErrors(t *testing.T) {
 				steps[i] = replay.Step{Status: tt.status, Response: tt.response}
 			}
 			srv := serve(t, steps...)
-			_, err := modelFor(srv, Config{MaxRetries: tt.retries}).Generate(context.Background(), weatherRequest())
+			_, err := modelFor(t, srv, Config{MaxRetries: tt.retries}).Generate(context.Background(), weatherRequest())
 			require.Error(t, err)
 			var pe *providers.Error
 			require.ErrorAs(t, err, &pe)
@@ -99,14 +99,14 @@ func TestDefaultRetries(t *testing.T) {
 		replay.Step{Status: http.StatusServiceUnavailable, Response: "error_503.json"},
 		replay.Step{Status: http.StatusServiceUnavailable, Response: "error_503.json"},
 	)
-	_, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	_, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	require.ErrorIs(t, err, providers.ErrOverloaded)
 	assert.Len(t, srv.Requests(), 3, "two retries by default")
 }
 
 func TestContextLengthThroughTheLoop(t *testing.T) {
 	srv := serve(t, replay.Step{Status: http.StatusBadRequest, Response: "error_context_length.json"})
-	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{})}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{})}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("a very long transcript")})
 	require.ErrorIs(t, err, providers.ErrContextLength)
 	assert.Equal(t, toolloop.StopError, res.StopReason)
@@ -116,28 +116,17 @@ func TestOtherErrorsPassThrough(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	srv := serve(t)
-	_, err := modelFor(srv, Config{MaxRetries: -1}).Generate(ctx, weatherRequest())
+	_, err := modelFor(t, srv, Config{MaxRetries: -1}).Generate(ctx, weatherRequest())
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *providers.Error
 	assert.False(t, errors.As(err, &pe))
-}
-
-func TestMissingKeyIsTheFirstCallsError(t *testing.T) {
-	t.Setenv("GEMINI_API_KEY", "")
-	t.Setenv("GOOGLE_API_KEY", "")
-	m := New(Config{Backend: genai.BackendGeminiAPI})
-	_, err := m.Generate(context.Background(), weatherRequest())
-	require.Error(t, err)
-	for _, err := range m.Stream(context.Background(), weatherRequest()) {
-		require.Error(t, err)
-	}
 }
 
 // TestRetryDelayReachesTheError checks that the retry delay of a quota
 // error's RetryInfo is on the error, where toolloop.Retry finds it.
 func TestRetryDelayReachesTheError(t *testing.T) {
 	srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json"})
-	_, err := modelFor(srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
+	_, err := modelFor(t, srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
 	var ra interface{ RetryAfter() time.Duration }
 	require.ErrorAs(t, err, &ra)
 	assert.Equal(t, 37*time.Second, ra.RetryAfter())

@@ -23,17 +23,21 @@ func fakeAPI(contentType, body string) *httptest.Server {
 }
 
 func ExampleNew() {
-	srv := fakeAPI("text/event-stream", `data: {"candidates":[{"content":{"parts":[{"text":"Hel"}],"role":"model"},"index":0}],"modelVersion":"gemini-2.5-flash"}
+	srv := fakeAPI("text/event-stream", `data: {"candidates":[{"content":{"parts":[{"text":"Hel"}],"role":"model"},"index":0}],"modelVersion":"gemini-3.8-flash"}
 
-data: {"candidates":[{"content":{"parts":[{"text":"lo!"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":3,"thoughtsTokenCount":20,"totalTokenCount":32},"modelVersion":"gemini-2.5-flash"}
+data: {"candidates":[{"content":{"parts":[{"text":"lo!"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":3,"thoughtsTokenCount":20,"totalTokenCount":32},"modelVersion":"gemini-3.8-flash"}
 
 `)
 	defer srv.Close()
 
 	// With a real key in GEMINI_API_KEY, this is all it takes:
-	//	model := gemini.New(gemini.Config{Model: "gemini-2.5-flash"})
-	model := gemini.New(gemini.Config{Model: "gemini-2.5-flash", BaseURL: srv.URL, APIKey: "test-key",
+	//	model, err := gemini.New(gemini.Config{}) // DefaultModel
+	model, err := gemini.New(gemini.Config{BaseURL: srv.URL, APIKey: "test-key",
 		Backend: genai.BackendGeminiAPI, HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err) // no key: it names the variables to set
+		return
+	}
 	loop := &toolloop.AgentLoop{Model: model}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Say hello.")})
 	if err != nil {
@@ -47,10 +51,14 @@ data: {"candidates":[{"content":{"parts":[{"text":"lo!"}],"role":"model"},"finis
 func ExampleModel_Generate() {
 	srv := fakeAPI("application/json", `{"candidates":[{"content":{"role":"model","parts":[
 		{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"CikB0e2KbQ=="}]},
-		"finishReason":"STOP","index":0}],"responseId":"r1","modelVersion":"gemini-2.5-flash"}`)
+		"finishReason":"STOP","index":0}],"responseId":"r1","modelVersion":"gemini-3.8-flash"}`)
 	defer srv.Close()
 
-	model := gemini.New(gemini.Config{BaseURL: srv.URL, APIKey: "test-key", Backend: genai.BackendGeminiAPI, HTTPClient: srv.Client()})
+	model, err := gemini.New(gemini.Config{BaseURL: srv.URL, APIKey: "test-key", Backend: genai.BackendGeminiAPI, HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp, err := model.Generate(context.Background(), &toolloop.Request{
 		Messages: []toolloop.Message{toolloop.UserMessage("Weather in Paris?")},
 		Tools:    []toolloop.ToolSpec{{Name: "get_weather", Description: "Get the weather for a city."}},

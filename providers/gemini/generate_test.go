@@ -167,7 +167,7 @@ func TestGenerate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "generate", Response: tt.response})
-			got, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+			got, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 			require.NoError(t, err)
 			assert.JSONEq(t, mustJSON(t, tt.want), mustJSON(t, got))
 			assertTotal(t, tt.response, got.Usage)
@@ -192,7 +192,7 @@ func assertTotal(t *testing.T, response string, u toolloop.Usage) {
 
 func TestGenerateSendsKeyAndPath(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "plain.json"})
-	_, err := modelFor(srv, Config{Model: "gemini-2.5-pro"}).Generate(context.Background(), weatherRequest())
+	_, err := modelFor(t, srv, Config{Model: "gemini-2.5-pro"}).Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 1)
@@ -202,7 +202,7 @@ func TestGenerateSendsKeyAndPath(t *testing.T) {
 
 func TestGenerateIDsAreStable(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "parallel_tool_calls.json"}, replay.Step{Response: "parallel_tool_calls.json"})
-	m := modelFor(srv, Config{})
+	m := modelFor(t, srv, Config{})
 	a, err := m.Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	b, err := m.Generate(context.Background(), weatherRequest())

@@ -26,10 +26,10 @@ func call(t *testing.T, stream bool, cfg Config) error {
 		cfg.Model = "gemini-2.5-flash"
 	}
 	if !stream {
-		_, err := New(cfg).Generate(context.Background(), weatherRequest())
+		_, err := mustNew(t, cfg).Generate(context.Background(), weatherRequest())
 		return err
 	}
-	_, _, _, err := collect(New(cfg), weatherRequest())
+	_, _, _, err := collect(mustNew(t, cfg), weatherRequest())
 	return err
 }
 
@@ -129,7 +129,7 @@ func TestConcurrentCallsNameTheirOwnRequests(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range urls {
 		wg.Go(func() {
-			m := New(Config{BaseURL: srv.URL, APIKey: "test-key", HTTPClient: hc, MaxRetries: -1,
+			m := mustNew(t, Config{BaseURL: srv.URL, APIKey: "test-key", HTTPClient: hc, MaxRetries: -1,
 				Backend: genai.BackendGeminiAPI, Model: fmt.Sprintf("model-%d", i)})
 			_, err := m.Generate(context.Background(), weatherRequest())
 			var he *wire.HTTPError

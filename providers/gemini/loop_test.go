@@ -24,7 +24,7 @@ func TestAgentLoop(t *testing.T) {
 		replay.Step{Golden: "loop_turn2", Response: "loop_turn2.sse"},
 	)
 	var rec looptest.Recorder
-	m := modelFor(srv, Config{Model: "gemini-3-pro-preview", ThinkingLevel: "low", IncludeThoughts: true})
+	m := modelFor(t, srv, Config{Model: "gemini-3-pro-preview", ThinkingLevel: "low", IncludeThoughts: true})
 	loop := &toolloop.AgentLoop{Model: m, Tools: replay.WeatherTools(), OnEvent: rec.Record}
 	input := []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant. Use the tools."),
@@ -64,5 +64,5 @@ func TestConformance(t *testing.T) {
 		replay.Step{Response: "plain.json"},
 		replay.Step{Response: "tool_call.json"},
 	)
-	looptest.TestModel(t, modelFor(srv, Config{MaxRetries: -1}))
+	looptest.TestModel(t, modelFor(t, srv, Config{MaxRetries: -1}))
 }

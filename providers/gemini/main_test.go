@@ -4,6 +4,7 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"google.golang.org/genai"
 
@@ -22,7 +23,8 @@ func serve(t *testing.T, steps ...replay.Step) *replay.Server {
 
 // modelFor returns a model talking to srv with a fake key and retries a
 // millisecond apart; cfg sets the rest.
-func modelFor(srv *replay.Server, cfg Config) *Model {
+func modelFor(t testing.TB, srv *replay.Server, cfg Config) *Model {
+	t.Helper()
 	cfg.BaseURL = srv.URL
 	cfg.APIKey = "test-key"
 	cfg.Backend = genai.BackendGeminiAPI
@@ -35,5 +37,13 @@ func modelFor(srv *replay.Server, cfg Config) *Model {
 	if cfg.Model == "" {
 		cfg.Model = "gemini-2.5-flash"
 	}
-	return New(cfg)
+	return mustNew(t, cfg)
+}
+
+// mustNew returns mustNew(t, cfg), failing the test if it fails.
+func mustNew(t testing.TB, cfg Config) *Model {
+	t.Helper()
+	m, err := New(cfg)
+	require.NoError(t, err)
+	return m
 }

@@ -7,6 +7,8 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -14,8 +16,13 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// DefaultModel is the model used when Config.Model is empty.
-const DefaultModel = "gemini-2.5-flash"
+// DefaultModel is the model used when Config.Model is empty: Gemini 3.8
+// Flash, which the SDK in go.mod lists as Google's most intelligent Flash
+// model, with no shutdown announced. It replaces gemini-2.5-flash, which
+// Google retires from the Gemini API on December 1, 2026. (The SDK marks
+// none of its models deprecated, so that its listing the model, without
+// a deprecation notice, is what the test of the default can check.)
+const DefaultModel = "gemini-3.8-flash"
 
 // ProviderName is the name this package writes in Reasoning.Provider, and
 // in providers.Error.Provider.
@@ -29,11 +36,15 @@ const defaultRetries = 2
 // DefaultModel, the key in GEMINI_API_KEY (or GOOGLE_API_KEY), the model's
 // own thinking defaults and two retries.
 type Config struct {
-	// Model names the model, such as "gemini-2.5-pro" or
-	// "gemini-3-pro-preview"; empty means DefaultModel.
+	// Model names the model, such as "gemini-3.5-flash" or
+	// "gemini-3.1-pro-preview"; empty means DefaultModel.
 	Model string
 	// APIKey authenticates the requests; empty means the SDK's default,
-	// the GEMINI_API_KEY or GOOGLE_API_KEY environment variable.
+	// the GOOGLE_API_KEY or GEMINI_API_KEY environment variable (the
+	// first if both are set). The Gemini API needs one, with a BaseURL
+	// too (the SDK makes no client without): with none, New fails at
+	// once. Vertex AI (see Backend) takes its credentials from
+	// Application Default Credentials instead, or a key in express mode.
 	APIKey string
 	// BaseURL is the API's base URL, for a proxy or gateway; empty means
 	// the SDK's default: GOOGLE_GEMINI_BASE_URL if set, else
@@ -96,7 +107,6 @@ type RequestFunc func(cfg *genai.GenerateContentConfig)
 // it: toolloop.ModelFunc(m.Generate).
 type Model struct {
 	client *genai.Client
-	err    error // from creating the client, returned by every call
 	cfg    Config
 	log    *slog.Logger
 	tools  wire.Cache[convertedTool]
@@ -104,12 +114,22 @@ type Model struct {
 	outputs wire.Cache[convertedOutput]
 }
 
-// New returns a model configured by cfg. It does not contact the server;
-// a missing key or a bad configuration shows up as the error of the first
-// call.
-func New(cfg Config) *Model {
+// New returns a model configured by cfg. It does not contact the Gemini
+// API (for Vertex AI, the SDK may look for Application Default
+// Credentials).
+//
+// It fails at once with an error matching [providers.ErrConfig] when the
+// SDK cannot make a client of cfg: for the Gemini API, without a key in
+// Config.APIKey, GEMINI_API_KEY or GOOGLE_API_KEY (that error names them
+// and matches [providers.ErrAuth] too; see [Config.APIKey]); for Vertex
+// AI, without a project and location, or credentials. A bad URL, or a
+// key the API refuses, shows up as the error of the first call.
+func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
+	}
+	if geminiAPI(&cfg) && cfg.APIKey == "" && os.Getenv("GEMINI_API_KEY") == "" && os.Getenv("GOOGLE_API_KEY") == "" {
+		return nil, wire.MissingKey("gemini: no API key for the Gemini API: set Config.APIKey or the GEMINI_API_KEY (or GOOGLE_API_KEY) environment variable (for Vertex AI, set Config.Backend or GOOGLE_GENAI_USE_VERTEXAI)")
 	}
 	opts := cfg.HTTPOptions
 	if cfg.BaseURL != "" {
@@ -139,21 +159,39 @@ func New(cfg Config) *Model {
 		HTTPOptions: opts,
 	})
 	if err != nil {
-		return &Model{err: fmt.Errorf("gemini: %w", err), cfg: cfg, log: wire.Logger(cfg.Logger)}
+		return nil, wire.ConfigError("gemini: "+err.Error(), err)
 	}
 	if own := client.ClientConfig().HTTPClient; hc == nil && own != nil {
 		// The SDK made this client (with Vertex AI's credentials, say)
 		// and no one else holds it.
 		own.Transport = recorder{next: own.Transport}
 	}
-	return &Model{client: client, cfg: cfg, log: wire.Logger(cfg.Logger)}
+	return &Model{client: client, cfg: cfg, log: wire.Logger(cfg.Logger)}, nil
+}
+
+// geminiAPI reports whether cfg talks to the Gemini API rather than
+// Vertex AI, as the SDK decides it: by Config.Backend, else by
+// GOOGLE_GENAI_USE_ENTERPRISE, else by GOOGLE_GENAI_USE_VERTEXAI ("1" or
+// "true" meaning Vertex AI).
+func geminiAPI(cfg *Config) bool {
+	switch cfg.Backend {
+	case genai.BackendGeminiAPI:
+		return true
+	case genai.BackendUnspecified:
+	default:
+		return false
+	}
+	for _, v := range [...]string{"GOOGLE_GENAI_USE_ENTERPRISE", "GOOGLE_GENAI_USE_VERTEXAI"} {
+		if s, ok := os.LookupEnv(v); ok {
+			s = strings.ToLower(s)
+			return s != "1" && s != "true"
+		}
+	}
+	return true
 }
 
 // Generate implements [toolloop.Model]: one generateContent request.
 func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.Response, error) {
-	if m.err != nil {
-		return nil, m.err
-	}
 	contents, config, err := m.params(req)
 	if err != nil {
 		return nil, err
@@ -173,12 +211,7 @@ func (m *Model) Generate(ctx context.Context, req *toolloop.Request) (*toolloop.
 // chunk with the whole turn. A stream that ends before the API says why
 // the turn finished yields an error wrapping io.ErrUnexpectedEOF.
 func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[toolloop.Chunk, error] {
-	err := m.err
-	var contents []*genai.Content
-	var config *genai.GenerateContentConfig
-	if err == nil {
-		contents, config, err = m.params(req)
-	}
+	contents, config, err := m.params(req)
 	return func(yield func(toolloop.Chunk, error) bool) {
 		if err != nil {
 			yield(toolloop.Chunk{}, err)

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,8 +15,8 @@ import (
 // [Config] rules out: one with an output format (Request.Output) that
 // the model cannot take as native structured output, at all or beside
 // tools (see [Model.NativeOutput]). It is returned before anything is
-// sent.
-var ErrConfig = errors.New("gemini: the request asks for what the model's config rules out")
+// sent. It matches [providers.ErrConfig] too.
+var ErrConfig = wire.ConfigError("gemini: the request asks for what the model's config rules out")
 
 // jsonMIMEType is the responseMimeType of structured output.
 const jsonMIMEType = "application/json"

@@ -58,7 +58,7 @@ func TestOutputFormat(t *testing.T) {
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.golden, Response: "structured_answer.json"})
-			resp, err := modelFor(srv, Config{Model: tt.model}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
+			resp, err := modelFor(t, srv, Config{Model: tt.model}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
 			require.NoError(t, err)
 			assert.JSONEq(t, structuredAnswer, resp.Message.Text())
 			assert.Equal(t, toolloop.StopEnd, resp.StopReason)
@@ -78,7 +78,7 @@ func TestOutputFormat(t *testing.T) {
 // pieces that split its JSON (and a character) comes back whole.
 func TestOutputFormatStream(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "output_format_stream", Response: "stream_structured.sse", Chunk: 5})
-	resp, texts, _, err := collect(modelFor(srv, Config{Model: "gemini-3-pro-preview"}), outputRequest(reportFormat, true))
+	resp, texts, _, err := collect(modelFor(t, srv, Config{Model: "gemini-3-pro-preview"}), outputRequest(reportFormat, true))
 	require.NoError(t, err)
 	require.NotNil(t, resp)
 	assert.Len(t, texts, 3)
@@ -91,7 +91,7 @@ func TestOutputFormatStream(t *testing.T) {
 // instead of JSON, is a refusal, not an answer.
 func TestOutputFormatRefusal(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "safety.json"})
-	resp, err := modelFor(srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopRefusal, resp.StopReason)
 }
@@ -100,7 +100,7 @@ func TestOutputFormatRefusal(t *testing.T) {
 // and may change it.
 func TestOutputFormatEditRequest(t *testing.T) {
 	var seen string
-	m := New(Config{APIKey: "unused", EditRequest: func(cfg *genai.GenerateContentConfig) {
+	m := mustNew(t, Config{APIKey: "unused", EditRequest: func(cfg *genai.GenerateContentConfig) {
 		seen = cfg.ResponseMIMEType
 	}})
 	_, _, err := m.params(outputRequest(reportFormat, false))
@@ -128,7 +128,7 @@ func TestNativeOutput(t *testing.T) {
 		{"tunedModels/my-model-123", false, false},
 	}
 	for _, tt := range tests {
-		m := New(Config{Model: tt.model, APIKey: "unused"})
+		m := mustNew(t, Config{Model: tt.model, APIKey: "unused"})
 		assert.Equal(t, tt.alone, m.NativeOutput(false), "%s without tools", tt.model)
 		assert.Equal(t, tt.withTools, m.NativeOutput(true), "%s with tools", tt.model)
 	}
@@ -155,7 +155,7 @@ func TestBadOutputFailsBeforeSending(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t)
-			m := modelFor(srv, Config{Model: tt.model})
+			m := modelFor(t, srv, Config{Model: tt.model})
 			req := outputRequest(tt.format, tt.tools)
 			_, err := m.Generate(context.Background(), req)
 			require.Error(t, err, "Generate")

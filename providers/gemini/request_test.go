@@ -71,7 +71,7 @@ func TestTranscriptMapping(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "transcript", Response: "plain.json"})
 	temp := 0.2
 	budget := int64(1024)
-	m := modelFor(srv, Config{MaxTokens: 512, Temperature: &temp, ThinkingBudget: &budget})
+	m := modelFor(t, srv, Config{MaxTokens: 512, Temperature: &temp, ThinkingBudget: &budget})
 	_, err := m.Generate(context.Background(), &toolloop.Request{Messages: richTranscript()})
 	require.NoError(t, err)
 	body := string(srv.Bodies()[0])
@@ -92,7 +92,7 @@ func TestOtherProvidersReasoningIsDropped(t *testing.T) {
 		toolloop.ToolMessage(&toolloop.ToolResult{CallID: "toolu_1", Name: "get_weather", Status: toolloop.StatusOK,
 			Content: []toolloop.Content{text("18 °C, light rain")}}),
 	}
-	_, err := modelFor(srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
+	_, err := modelFor(t, srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
 	require.NoError(t, err)
 	var body struct {
 		Contents []*genai.Content `json:"contents"`
@@ -124,7 +124,7 @@ func TestReasoningRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.response, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: tt.response})
-			m := modelFor(srv, Config{})
+			m := modelFor(t, srv, Config{})
 			resp, err := m.Generate(context.Background(), weatherRequest())
 			require.NoError(t, err)
 			// Through JSON, as a transcript saved between turns would be.
@@ -159,7 +159,7 @@ func TestToolArgs(t *testing.T) {
 }
 
 func TestUnknownRoleIsAnError(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	_, _, err := m.params(&toolloop.Request{Messages: []toolloop.Message{{Role: "narrator"}}})
 	require.Error(t, err)
 	_, _, err = m.params(&toolloop.Request{Messages: []toolloop.Message{{Role: toolloop.RoleTool}}})
@@ -168,7 +168,7 @@ func TestUnknownRoleIsAnError(t *testing.T) {
 
 func TestSchemaLoosenedAndLogged(t *testing.T) {
 	var logs replay.LogRecorder
-	m := New(Config{APIKey: "unused", Logger: slog.New(&logs)})
+	m := mustNew(t, Config{APIKey: "unused", Logger: slog.New(&logs)})
 	spec := toolloop.ToolSpec{Name: "pick", Description: "Pick one.",
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
 			"properties":{"a":{"type":"string","const":"x"},"b":{"type":"array","items":{"type":"integer","multipleOf":2},"uniqueItems":true},
@@ -195,7 +195,7 @@ func TestSchemaLoosenedAndLogged(t *testing.T) {
 
 func TestEditRequestAndExtras(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "plain.json"})
-	m := modelFor(srv, Config{
+	m := modelFor(t, srv, Config{
 		EditRequest: func(cfg *genai.GenerateContentConfig) {
 			cfg.SafetySettings = []*genai.SafetySetting{{Category: genai.HarmCategoryDangerousContent, Threshold: genai.HarmBlockThresholdBlockOnlyHigh}}
 		},

@@ -38,7 +38,7 @@ func collect(m *Model, req *toolloop.Request) (resp *toolloop.Response, texts, t
 func TestStreamText(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Golden: "stream", Response: "stream_text.sse", Chunk: chunk})
-		resp, texts, thoughts, err := collect(modelFor(srv, Config{}), weatherRequest())
+		resp, texts, thoughts, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 		require.NoError(t, err)
 		assert.Equal(t, []string{"Hello from", " Zürich — 東京", "!"}, texts)
 		assert.Empty(t, thoughts)
@@ -55,7 +55,7 @@ func TestStreamText(t *testing.T) {
 func TestStreamThoughts(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "stream_thoughts", Response: "stream_thoughts.sse"})
 	level := "high"
-	resp, texts, thoughts, err := collect(modelFor(srv, Config{Model: "gemini-3-pro-preview", ThinkingLevel: level, IncludeThoughts: true}), weatherRequest())
+	resp, texts, thoughts, err := collect(modelFor(t, srv, Config{Model: "gemini-3-pro-preview", ThinkingLevel: level, IncludeThoughts: true}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"**Planning the answer**\n\nThe user asks", " for a haiku about rain; five, seven, five."}, thoughts)
 	assert.Equal(t, []string{"Soft rain on the roofs,\n", "Paris hums beneath grey skies —\nthe Seine keeps the time."}, texts)
@@ -72,7 +72,7 @@ func TestStreamThoughts(t *testing.T) {
 func TestStreamParallelCalls(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Response: "stream_parallel.sse", Chunk: chunk})
-		resp, texts, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+		resp, texts, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 		require.NoError(t, err)
 		assert.Equal(t, []string{"Checking both."}, texts)
 		assert.Equal(t, toolloop.StopToolUse, resp.StopReason)
@@ -88,7 +88,7 @@ func TestStreamParallelCalls(t *testing.T) {
 
 func TestStreamSafety(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_safety.sse"})
-	resp, _, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	resp, _, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopRefusal, resp.StopReason)
 	assert.Equal(t, "I can help with part of that. Let me\n\n[The answer was withheld by the provider's content filters (finish reason: SAFETY).]", resp.Message.Text())
@@ -96,13 +96,13 @@ func TestStreamSafety(t *testing.T) {
 
 func TestStreamCutOff(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_cut.sse"})
-	_, _, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	_, _, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
 func TestStreamErrorEvent(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_error.sse"})
-	_, texts, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	_, texts, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	assert.Equal(t, []string{"Hello"}, texts)
 	require.ErrorIs(t, err, providers.ErrOverloaded)
 	var pe *providers.Error
@@ -114,7 +114,7 @@ func TestStreamErrorEvent(t *testing.T) {
 func TestStreamStopsWhenTheConsumerDoes(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_text.sse"})
 	n := 0
-	for ch, err := range modelFor(srv, Config{}).Stream(context.Background(), weatherRequest()) {
+	for ch, err := range modelFor(t, srv, Config{}).Stream(context.Background(), weatherRequest()) {
 		require.NoError(t, err)
 		if ch.Text != "" {
 			n++

@@ -108,7 +108,7 @@ func own(text, callID string) toolloop.Content {
 // of long runs, through the request builder and checks the contents the
 // API would get.
 func TestTranscriptValidity(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	for _, tc := range replay.ValidityCases(t, own) {
 		t.Run(tc.Name, func(t *testing.T) {
 			b := wireBody(t, m, tc.Req)
@@ -160,7 +160,7 @@ func partSequence(b map[string]any) []string {
 // wrap-up message before the responses it follows, thought summaries and
 // signatures in their place.
 func TestLongRunShapes(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	edges := replay.EdgeTranscripts(own)
 	tests := []struct {
 		name string
@@ -184,7 +184,7 @@ func TestLongRunShapes(t *testing.T) {
 // responses together and after everything else: images of results, and a
 // user message that came between the call and its last result.
 func TestResponsesComeLast(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	msgs := []toolloop.Message{
 		toolloop.UserMessage("Find the bug."),
 		{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{replay.Call("c1", "shot"), replay.Call("c2", "read")}},

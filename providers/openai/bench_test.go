@@ -35,7 +35,7 @@ func benchRequest() *toolloop.Request {
 // BenchmarkParams measures mapping a 20-message transcript to the SDK's
 // request, and to the JSON body the SDK sends.
 func BenchmarkParams(b *testing.B) {
-	m := New(Config{APIKey: "unused", Strict: true})
+	m := mustNew(b, Config{APIKey: "unused", Strict: true})
 	req := benchRequest()
 	b.Run("map", func(b *testing.B) {
 		b.ReportAllocs()
@@ -65,7 +65,7 @@ func BenchmarkParams(b *testing.B) {
 // provider's block, which is dropped.
 func benchReasoningRequest(m *Model) *toolloop.Request {
 	req := benchRequest()
-	extra := m.extra("")
+	extra := m.extra("", "")
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		if msg.Role != toolloop.RoleAssistant {
@@ -89,7 +89,7 @@ func benchReasoningRequest(m *Model) *toolloop.Request {
 // BenchmarkParams with reasoning blocks in every assistant turn, and to
 // the JSON body the SDK sends.
 func BenchmarkParamsReasoning(b *testing.B) {
-	m := New(Config{APIKey: "unused", BaseURL: "https://api.deepseek.com", Strict: true})
+	m := mustNew(b, Config{APIKey: "unused", BaseURL: "https://api.deepseek.com", Strict: true})
 	req := benchReasoningRequest(m)
 	b.Run("map", func(b *testing.B) {
 		b.ReportAllocs()

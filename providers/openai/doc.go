@@ -3,12 +3,27 @@
 // gateways. It uses the official SDK, github.com/openai/openai-go/v3, for
 // transport, retries and types; this package is the mapping.
 //
-//	model := openai.New(openai.Config{Model: "gpt-4.1"}) // key from OPENAI_API_KEY
+//	model, err := openai.New(openai.Config{}) // DefaultModel, key from OPENAI_API_KEY
+//	if err != nil {
+//		return err // no key: the error says which variable to set
+//	}
 //	loop := &toolloop.AgentLoop{Model: model, Tools: reg}
 //
-// For another server, set BaseURL (or OPENAI_BASE_URL):
+// For another server, set BaseURL (or OPENAI_BASE_URL); a key is then
+// optional, as many local servers take none:
 //
-//	model := openai.New(openai.Config{Model: "qwen3", BaseURL: "http://localhost:11434/v1"})
+//	model, err := openai.New(openai.Config{Model: "qwen3", BaseURL: "http://localhost:11434/v1"})
+//
+// # Set-up errors
+//
+// [New] and [NewResponses] fail at once, before any request, when the
+// requests would go to OpenAI's API (no BaseURL, no OPENAI_BASE_URL, or
+// one on api.openai.com) without a key in Config.APIKey or
+// OPENAI_API_KEY. The error names both, and matches
+// [providers.ErrConfig] and [providers.ErrAuth] with errors.Is. Options
+// in Config.RequestOptions may carry a key or another endpoint (the
+// SDK's Azure options, option.WithAPIKey, option.WithBaseURL) that this
+// package cannot see, so with any of them the key is left to the server.
 //
 // # Transcript mapping
 //
@@ -39,12 +54,31 @@
 // tool_calls is StopToolUse, length is StopLength, and content_filter or a
 // refusal is StopRefusal, with a text that says so; tool calls of a refused
 // turn are dropped. Arguments are kept verbatim, malformed or not: the loop
-// validates them. Usage maps prompt, completion, cached and cache-written
-// prompt tokens, and reasoning tokens. Servers disagree on whether
-// completion_tokens includes reasoning_tokens; the totals decide: where
-// total_tokens is prompt + completion + reasoning (Gemini's endpoint,
-// xAI), the reasoning is added into OutputTokens, and where it is prompt
-// + completion (OpenAI, DeepSeek) it is already there.
+// validates them.
+//
+// # Usage
+//
+// Usage maps prompt, completion, cached and cache-written prompt tokens,
+// and reasoning tokens. OutputTokens is every token billed as output,
+// reasoning included, and ReasoningTokens the part of it spent
+// reasoning. Servers disagree on whether completion_tokens holds the
+// reasoning; total_tokens decides, server family by server family:
+//
+//   - OpenAI, DeepSeek, Mistral, vLLM, Ollama: total_tokens is
+//     prompt_tokens + completion_tokens, and reasoning_tokens (in
+//     completion_tokens_details, when sent) is a part of
+//     completion_tokens, as OpenAI documents it. OutputTokens is
+//     completion_tokens; nothing is counted twice.
+//   - xAI, and Gemini's OpenAI-compatible endpoint: completion_tokens
+//     leaves the reasoning out, and total_tokens counts it. Where
+//     prompt_tokens + completion_tokens falls short of total_tokens, the
+//     difference is output: OutputTokens is total_tokens -
+//     prompt_tokens, and ReasoningTokens the difference (or
+//     reasoning_tokens, if the server reports more). Gemini's endpoint
+//     sometimes reports no reasoning_tokens at all; the difference is
+//     counted all the same.
+//   - A server that sends no total_tokens: completion_tokens is taken as
+//     it is.
 //
 // # Reasoning
 //
@@ -58,6 +92,18 @@
 // rejects a tool-call turn without its reasoning_content, Gemini a
 // function call without its signature. Config.ReasoningEffort is sent as
 // reasoning_effort.
+//
+// Content may also come as a list of typed chunks instead of a string,
+// in answers and in streamed deltas alike, as Mistral's reasoning models
+// (magistral) send it: text chunks are the text, refusal chunks a
+// refusal, and thinking chunks (Mistral's, their text in a list of text
+// chunks) and reasoning or reasoning_text chunks are reasoning, streamed
+// as Chunk.Reasoning deltas and kept as a block, never as text. Mistral's
+// thinking goes back as a thinking chunk at the head of the assistant
+// message's content, which then is a list; reasoning that came in other
+// chunks is kept but not sent back, as no server is known to take it.
+// Chunks of any other type (Mistral's references, say) are skipped and
+// logged at debug level.
 //
 // One package talks to many servers, so a block goes back only to the
 // server that wrote it: each records the host and path of the model's
@@ -167,7 +213,7 @@
 // Config. Use it for OpenAI's reasoning models, whose reasoning survives
 // between turns only there:
 //
-//	model := openai.NewResponses(openai.Config{Model: "gpt-5", ReasoningEffort: "medium", ReasoningSummary: "auto"})
+//	model, err := openai.NewResponses(openai.Config{ReasoningEffort: "medium", ReasoningSummary: "auto"}) // DefaultModel reasons
 //
 // Requests are stateless: store is false (unless Config.Store) and the
 // whole transcript is sent every turn, with include:

@@ -23,7 +23,7 @@ func TestRateLimitIsRetried(t *testing.T) {
 			Header: map[string]string{"Retry-After-Ms": "10", "Retry-After": "1"}},
 		replay.Step{Golden: "generate", Response: "plain.json"},
 	)
-	resp, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "Hello! How can I help you today?", resp.Message.Text())
 	assert.Len(t, srv.Requests(), 2)
@@ -34,7 +34,7 @@ func TestStreamRateLimitIsRetried(t *testing.T) {
 		replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json", Header: map[string]string{"Retry-After-Ms": "10"}},
 		replay.Step{Response: "stream_text.sse"},
 	)
-	resp, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	resp, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 	assert.Len(t, srv.Requests(), 2)
@@ -65,7 +65,7 @@ func TestAPIErrors(t *testing.T) {
 				steps[i] = replay.Step{Status: tt.status, Response: tt.response, Header: map[string]string{"Retry-After-Ms": "1"}}
 			}
 			srv := serve(t, steps...)
-			_, err := modelFor(srv, Config{MaxRetries: tt.retries}).Generate(context.Background(), weatherRequest())
+			_, err := modelFor(t, srv, Config{MaxRetries: tt.retries}).Generate(context.Background(), weatherRequest())
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tt.kind)
 			var pe *providers.Error
@@ -94,7 +94,7 @@ func TestAPIErrors(t *testing.T) {
 
 func TestContextLengthThroughTheLoop(t *testing.T) {
 	srv := serve(t, replay.Step{Status: http.StatusBadRequest, Response: "error_context_length.json"})
-	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{})}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{})}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("a very long transcript")})
 	require.ErrorIs(t, err, providers.ErrContextLength)
 	assert.Equal(t, toolloop.StopError, res.StopReason)
@@ -104,7 +104,7 @@ func TestOtherErrorsPassThrough(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	srv := serve(t)
-	_, err := modelFor(srv, Config{}).Generate(ctx, weatherRequest())
+	_, err := modelFor(t, srv, Config{}).Generate(ctx, weatherRequest())
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *providers.Error
 	assert.False(t, errors.As(err, &pe))
@@ -117,7 +117,7 @@ func TestRequestOverRateLimit(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429_too_large.json",
 			Header: map[string]string{"Retry-After-Ms": "1"}})
-		m := modelFor(srv, Config{MaxRetries: 3})
+		m := modelFor(t, srv, Config{MaxRetries: 3})
 		var err error
 		if stream {
 			_, _, err = collect(m, weatherRequest())
@@ -132,7 +132,7 @@ func TestRequestOverRateLimit(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429_too_large.json",
 			Header: map[string]string{"Retry-After-Ms": "1"}})
-		m := responsesFor(srv, Config{MaxRetries: 3})
+		m := responsesFor(t, srv, Config{MaxRetries: 3})
 		var err error
 		if stream {
 			_, _, err = collectResponses(m, weatherRequest())
@@ -162,7 +162,7 @@ func TestOverLimit(t *testing.T) {
 // error with its status and message.
 func TestErrorInAnotherEnvelope(t *testing.T) {
 	srv := serve(t, replay.Step{Status: http.StatusNotFound, Response: "error_ollama.json"})
-	_, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	_, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	var pe *providers.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, http.StatusNotFound, pe.StatusCode)
@@ -178,7 +178,7 @@ func TestErrorInAnotherEnvelope(t *testing.T) {
 func TestRetryAfterReachesTheError(t *testing.T) {
 	for _, h := range []map[string]string{{"Retry-After-Ms": "1500"}, {"Retry-After": "1.5"}} {
 		srv := serve(t, replay.Step{Status: http.StatusTooManyRequests, Response: "error_429.json", Header: h})
-		_, err := modelFor(srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
+		_, err := modelFor(t, srv, Config{MaxRetries: -1}).Generate(context.Background(), weatherRequest())
 		var ra interface{ RetryAfter() time.Duration }
 		require.ErrorAs(t, err, &ra)
 		assert.Equal(t, 1500*time.Millisecond, ra.RetryAfter(), "%v", h)

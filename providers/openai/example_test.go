@@ -21,18 +21,22 @@ func fakeAPI(contentType, body string) *httptest.Server {
 }
 
 func ExampleNew() {
-	srv := fakeAPI("text/event-stream", `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}
+	srv := fakeAPI("text/event-stream", `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-6.1-sol","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}
 
-data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}]}
+data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-6.1-sol","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}]}
 
 data: [DONE]
 
 `)
 	defer srv.Close()
 
-	// With a real key in OPENAI_API_KEY, this is all it takes:
-	//	model := openai.New(openai.Config{Model: "gpt-4.1"})
-	model := openai.New(openai.Config{Model: "gpt-4.1", BaseURL: srv.URL, APIKey: "sk-test", HTTPClient: srv.Client()})
+	// With a real key in OPENAI_API_KEY, this is all it takes (DefaultModel):
+	//	model, err := openai.New(openai.Config{})
+	model, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err) // no key: it names the variable to set
+		return
+	}
 	loop := &toolloop.AgentLoop{Model: model}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Say hello.")})
 	if err != nil {
@@ -52,7 +56,11 @@ func ExampleNew_compatibleServer() {
 		"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":12,"total_tokens":52}}`)
 	defer srv.Close()
 
-	model := openai.New(openai.Config{Model: "qwen3:8b", BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()})
+	model, err := openai.New(openai.Config{Model: "qwen3:8b", BaseURL: srv.URL + "/v1", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp, err := model.Generate(context.Background(), &toolloop.Request{
 		Messages: []toolloop.Message{toolloop.UserMessage("Weather in Paris?")},
 		Tools:    []toolloop.ToolSpec{{Name: "get_weather", Description: "Get the weather for a city."}},

@@ -27,15 +27,15 @@ func callModel(t *testing.T, api string, stream bool, cfg Config) error {
 	var seq func(yield func(toolloop.Chunk, error) bool)
 	switch {
 	case api == "chat" && !stream:
-		_, err := New(cfg).Generate(ctx, weatherRequest())
+		_, err := mustNew(t, cfg).Generate(ctx, weatherRequest())
 		return err
 	case api == "chat":
-		seq = New(cfg).Stream(ctx, weatherRequest())
+		seq = mustNew(t, cfg).Stream(ctx, weatherRequest())
 	case !stream:
-		_, err := NewResponses(cfg).Generate(ctx, weatherRequest())
+		_, err := mustNewResponses(t, cfg).Generate(ctx, weatherRequest())
 		return err
 	default:
-		seq = NewResponses(cfg).Stream(ctx, weatherRequest())
+		seq = mustNewResponses(t, cfg).Stream(ctx, weatherRequest())
 	}
 	for _, err := range seq {
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -17,8 +19,13 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
-// DefaultModel is the model used when Config.Model is empty.
-const DefaultModel = "gpt-4.1"
+// DefaultModel is the model used when Config.Model is empty: GPT-6.1
+// Sol, OpenAI's everyday model for agentic work (1,050,000 tokens of
+// context), which the SDK in go.mod lists without a deprecation notice.
+// It reasons by default, so it takes no Temperature and no
+// ReasoningEffort "none" or "minimal"; set Model for a model that does.
+// It replaces gpt-4.1, whose shutdown OpenAI announced for 2027-01-14.
+const DefaultModel = "gpt-6.1-sol"
 
 // Config configures a [Model]. The zero value talks to OpenAI's API with
 // DefaultModel, the key in OPENAI_API_KEY and the SDK's retries.
@@ -26,7 +33,12 @@ type Config struct {
 	// Model names the model; empty means DefaultModel.
 	Model string
 	// APIKey authenticates the requests; empty means the SDK's default,
-	// the OPENAI_API_KEY environment variable.
+	// the OPENAI_API_KEY environment variable. OpenAI's API needs one:
+	// with neither, a constructor talking to it fails at once (see
+	// [New]). Another server (a BaseURL, or OPENAI_BASE_URL, not on
+	// api.openai.com) may do without, as Ollama, vLLM and llama.cpp's
+	// server do; so may a config with RequestOptions, which may carry
+	// the credentials (the SDK's Azure options, say).
 	APIKey string
 	// BaseURL is the API's base URL, for any OpenAI-compatible server, such
 	// as "http://localhost:11434/v1" for Ollama. Empty means the SDK's
@@ -96,15 +108,42 @@ type Model struct {
 	serverExtra []byte
 }
 
-// New returns a model configured by cfg. It does not contact the server;
-// a missing key or a bad URL shows up as the error of the first call.
-func New(cfg Config) *Model {
+// New returns a model configured by cfg. It does not contact the server.
+//
+// For OpenAI's own API a key is required: without Config.APIKey or
+// OPENAI_API_KEY, New fails at once with an error that matches
+// [providers.ErrConfig] and [providers.ErrAuth] (see [Config.APIKey]). A
+// bad URL, or a key the server refuses, shows up as the error of the
+// first call.
+func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
+	if err := checkKey(&cfg); err != nil {
+		return nil, err
+	}
 	m := &Model{client: newClient(cfg), cfg: cfg, log: wire.Logger(cfg.Logger), server: serverOf(cfg.BaseURL)}
 	m.serverExtra, _ = json.Marshal(chatExtra{Server: m.server})
-	return m
+	return m, nil
+}
+
+// openAIHost is the host of OpenAI's own API.
+const openAIHost = "api.openai.com"
+
+// checkKey returns an error if cfg sends requests to OpenAI's API (no
+// BaseURL, no OPENAI_BASE_URL, or one on OpenAI's host) without a key:
+// none in cfg, none in OPENAI_API_KEY. Other servers often take none.
+// RequestOptions may carry a key or another endpoint (option.WithAPIKey,
+// option.WithBaseURL, the SDK's Azure options) that cannot be seen from
+// here, so with any of them the key is left to the server.
+func checkKey(cfg *Config) error {
+	if cfg.APIKey != "" || os.Getenv("OPENAI_API_KEY") != "" || len(cfg.RequestOptions) > 0 {
+		return nil
+	}
+	if s := serverOf(cfg.BaseURL); s != openAIHost && !strings.HasPrefix(s, openAIHost+"/") {
+		return nil
+	}
+	return wire.MissingKey("openai: no API key for OpenAI's API: set Config.APIKey or the OPENAI_API_KEY environment variable (for another server, set Config.BaseURL)")
 }
 
 // newClient returns the SDK client both APIs' models use: the key, base
@@ -162,13 +201,22 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 		args := map[int]*wire.Fragments{}
 		x := new(turnExtras)
 		finished := false
+		var thought []string // the reasoning of each choice's content chunks
 		for stream.Next() {
 			chunk := stream.Current()
+			thought = thought[:0]
+			for i := range chunk.Choices {
+				r := ""
+				if chunk.Choices[i].Index == 0 {
+					r = m.unchunkDelta(&chunk.Choices[i].Delta, x)
+				}
+				thought = append(thought, r)
+			}
 			if !acc.AddChunk(chunk) {
 				yield(toolloop.Chunk{}, errors.New("openai: the stream sent a chunk that does not fit the turn so far"))
 				return
 			}
-			for _, ch := range chunk.Choices {
+			for i, ch := range chunk.Choices {
 				if ch.Index != 0 {
 					continue
 				}
@@ -184,7 +232,7 @@ func (m *Model) Stream(ctx context.Context, req *toolloop.Request) iter.Seq2[too
 					f.Add(tc.Function.JSON.Arguments.Raw(), tc.Function.Arguments)
 					x.addSignature(tc.JSON.ExtraFields, i)
 				}
-				if r := x.addReasoning(ch.Delta.JSON.ExtraFields); r != "" {
+				if r := x.addReasoning(ch.Delta.JSON.ExtraFields) + thought[i]; r != "" {
 					if !yield(toolloop.Chunk{Reasoning: r}, nil) {
 						return
 					}

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -17,8 +16,9 @@ import (
 // ErrConfig is the error, wrapped, of a call whose request the model's
 // [Config] rules out: one with an output format (Request.Output) that
 // the model cannot take as native structured output (see
-// [Model.NativeOutput]). It is returned before anything is sent.
-var ErrConfig = errors.New("openai: the request asks for what the model's config rules out")
+// [Model.NativeOutput]). It is returned before anything is sent. It
+// matches [providers.ErrConfig] too.
+var ErrConfig = wire.ConfigError("openai: the request asks for what the model's config rules out")
 
 // defaultOutputName names an output format that has no name.
 const defaultOutputName = "final_answer"

@@ -58,7 +58,7 @@ func TestOutputFormat(t *testing.T) {
 	for _, tt := range outputCases {
 		t.Run(tt.golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.golden, Response: "structured_answer.json"})
-			resp, err := modelFor(srv, Config{}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
+			resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
 			require.NoError(t, err)
 			assert.JSONEq(t, structuredAnswer, resp.Message.Text())
 			assert.Equal(t, toolloop.StopEnd, resp.StopReason)
@@ -70,7 +70,7 @@ func TestResponsesOutputFormat(t *testing.T) {
 	for _, tt := range outputCases {
 		t.Run(tt.golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "responses_" + tt.golden, Response: rapi("structured_answer.json")})
-			resp, err := responsesFor(srv, Config{}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
+			resp, err := responsesFor(t, srv, Config{}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
 			require.NoError(t, err)
 			assert.JSONEq(t, structuredAnswer, resp.Message.Text())
 			assert.Equal(t, toolloop.StopEnd, resp.StopReason)
@@ -82,7 +82,7 @@ func TestResponsesOutputFormat(t *testing.T) {
 // pieces that split its JSON (and a character) comes back whole.
 func TestOutputFormatStream(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "output_format_stream", Response: "stream_structured.sse", Chunk: 5})
-	resp, deltas, err := collect(modelFor(srv, Config{}), outputRequest(reportFormat, true))
+	resp, deltas, err := collect(modelFor(t, srv, Config{}), outputRequest(reportFormat, true))
 	require.NoError(t, err)
 	require.NotNil(t, resp)
 	assert.Greater(t, len(deltas), 1)
@@ -97,10 +97,10 @@ func TestOutputFormatRefusal(t *testing.T) {
 		replay.Step{Response: "refusal.json"},
 		replay.Step{Response: rapi("refusal.json")},
 	)
-	resp, err := modelFor(srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopRefusal, resp.StopReason)
-	resp, err = responsesFor(srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
+	resp, err = responsesFor(t, srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopRefusal, resp.StopReason)
 }
@@ -128,10 +128,10 @@ func TestNativeOutput(t *testing.T) {
 		{"deepseek-chat", "https://api.deepseek.com/v1", false, false},
 	}
 	for _, tt := range tests {
-		cfg := Config{Model: tt.model, BaseURL: tt.baseURL, NoNativeOutput: tt.off}
+		cfg := Config{Model: tt.model, BaseURL: tt.baseURL, NoNativeOutput: tt.off, APIKey: "unused"}
 		for _, withTools := range []bool{false, true} {
-			assert.Equal(t, tt.want, New(cfg).NativeOutput(withTools), "chat %s at %q, off %v, tools %v", tt.model, tt.baseURL, tt.off, withTools)
-			assert.Equal(t, tt.want, NewResponses(cfg).NativeOutput(withTools), "responses %s at %q, off %v, tools %v", tt.model, tt.baseURL, tt.off, withTools)
+			assert.Equal(t, tt.want, mustNew(t, cfg).NativeOutput(withTools), "chat %s at %q, off %v, tools %v", tt.model, tt.baseURL, tt.off, withTools)
+			assert.Equal(t, tt.want, mustNewResponses(t, cfg).NativeOutput(withTools), "responses %s at %q, off %v, tools %v", tt.model, tt.baseURL, tt.off, withTools)
 		}
 	}
 	var _ toolloop.NativeOutput = (*Model)(nil)
@@ -161,7 +161,7 @@ func TestBadOutputFailsBeforeSending(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t)
 			req := outputRequest(tt.format, true)
-			chat, responses := modelFor(srv, tt.cfg), responsesFor(srv, tt.cfg)
+			chat, responses := modelFor(t, srv, tt.cfg), responsesFor(t, srv, tt.cfg)
 			check := func(err error, what string) {
 				t.Helper()
 				require.Error(t, err, what)
@@ -183,10 +183,10 @@ func TestBadOutputFailsBeforeSending(t *testing.T) {
 // TestNoOutputFormatSendsNone checks that a request without Output
 // leaves the format to the server.
 func TestNoOutputFormatSendsNone(t *testing.T) {
-	p, err := New(Config{APIKey: "unused"}).params(weatherRequest())
+	p, err := mustNew(t, Config{APIKey: "unused"}).params(weatherRequest())
 	require.NoError(t, err)
 	assert.NotContains(t, replay.Body(t, p), "response_format")
-	rp, err := NewResponses(Config{APIKey: "unused"}).params(weatherRequest())
+	rp, err := mustNewResponses(t, Config{APIKey: "unused"}).params(weatherRequest())
 	require.NoError(t, err)
 	assert.NotContains(t, replay.Body(t, rp), "text")
 }

@@ -33,8 +33,13 @@ type chatExtra struct {
 	// goes back to it only.
 	Server string `json:"server"`
 	// Field is the message field the reasoning text came in, when it was
-	// not reasoning_content; it goes back in the same field.
+	// not reasoning_content; it goes back in the same field. "content"
+	// means chunks of the message's content (see chunks.go).
 	Field string `json:"field,omitempty"`
+	// Chunk is the type of the content chunks the text came in, with
+	// Field "content": "thinking" (Mistral) goes back as a thinking chunk;
+	// other types are not sent back.
+	Chunk string `json:"chunk,omitempty"`
 }
 
 // serverOf names the server a model talks to, for reasoning blocks: the
@@ -73,7 +78,8 @@ func googleSignature(sig string) googleExtra {
 // deltas; answers, from the message.
 type turnExtras struct {
 	reasoning strings.Builder
-	field     string         // fieldReasoning if the server used that name
+	field     string         // fieldReasoning or fieldContent if the server used those
+	chunk     string         // the type of content chunk, with fieldContent
 	signature string         // the message's thought signature
 	callSigs  map[int]string // thought signatures by tool call position
 }
@@ -117,10 +123,12 @@ func (x *turnExtras) addSignature(fields map[string]respjson.Field, call int) {
 	x.callSigs[call] = g.Google.ThoughtSignature
 }
 
-// messageExtras reads the extras of an answer's message.
-func messageExtras(msg *oai.ChatCompletionMessage) *turnExtras {
+// messageExtras reads the extras of an answer's message, and rewrites
+// its content if it came as a list of chunks.
+func (m *Model) messageExtras(msg *oai.ChatCompletionMessage) *turnExtras {
 	x := new(turnExtras)
 	x.addReasoning(msg.JSON.ExtraFields)
+	m.unchunkMessage(msg, x)
 	x.addSignature(msg.JSON.ExtraFields, -1)
 	for i, tc := range msg.ToolCalls {
 		if strings.Contains(tc.RawJSON(), fieldExtraContent) {
@@ -148,28 +156,30 @@ func (m *Model) blocks(x *turnExtras, calls []toolloop.ToolCall, sigs map[string
 	var out []toolloop.Content
 	if x.reasoning.Len() > 0 || x.signature != "" {
 		out = append(out, toolloop.ReasoningContent(x.reasoning.String(), toolloop.Reasoning{
-			Provider: chatReasoning, Signature: x.signature, Extra: m.extra(x.field)}))
+			Provider: chatReasoning, Signature: x.signature, Extra: m.extra(x.field, x.chunk)}))
 	}
 	for _, c := range calls {
 		if sig := sigs[c.ID]; sig != "" {
 			out = append(out, toolloop.ReasoningContent("", toolloop.Reasoning{
-				Provider: chatReasoning, Signature: sig, CallID: c.ID, Extra: m.extra("")}))
+				Provider: chatReasoning, Signature: sig, CallID: c.ID, Extra: m.extra("", "")}))
 		}
 	}
 	return out
 }
 
 // extra returns the Extra of a block this model writes.
-func (m *Model) extra(field string) json.RawMessage {
+func (m *Model) extra(field, chunk string) json.RawMessage {
 	if field == "" {
 		return m.serverExtra
 	}
-	b, _ := json.Marshal(chatExtra{Server: m.server, Field: field})
+	b, _ := json.Marshal(chatExtra{Server: m.server, Field: field, Chunk: chunk})
 	return b
 }
 
 // ownReasoning reports whether c is a reasoning block this package wrote
-// talking to this model's server, and the field its text goes back in.
+// talking to this model's server, and the field its text goes back in:
+// fieldContent only for thinking chunks, and "" for text that does not
+// go back.
 func (m *Model) ownReasoning(c toolloop.Content) (field string, ok bool) {
 	if !wire.OwnReasoning(c, chatReasoning) {
 		return "", false
@@ -180,6 +190,9 @@ func (m *Model) ownReasoning(c toolloop.Content) (field string, ok bool) {
 	var e chatExtra
 	if json.Unmarshal(c.Reasoning.Extra, &e) != nil || e.Server != m.server {
 		return "", false
+	}
+	if e.Field == fieldContent && e.Chunk != chunkThinking {
+		return "", true
 	}
 	return wire.FirstNonEmpty(e.Field, fieldReasoningContent), true
 }
@@ -217,7 +230,7 @@ func (m *Model) reasoningOf(cs []toolloop.Content) outgoingReasoning {
 			}
 			continue
 		}
-		if c.Text != "" {
+		if c.Text != "" && field != "" {
 			text.WriteString(c.Text)
 			out.field = field
 		}
@@ -229,11 +242,15 @@ func (m *Model) reasoningOf(cs []toolloop.Content) outgoingReasoning {
 	return out
 }
 
-// set sets the message's reasoning on a, and the tool calls' thought
-// signatures on its calls.
-func (o *outgoingReasoning) set(a *oai.ChatCompletionAssistantMessageParam) {
+// set sets the message's reasoning on a, whose text is text, and the
+// tool calls' thought signatures on its calls. Reasoning that came as
+// thinking chunks goes back as the first chunk of a content list.
+func (o *outgoingReasoning) set(a *oai.ChatCompletionAssistantMessageParam, text string) {
 	var extras map[string]any
-	if o.text != "" {
+	switch {
+	case o.text != "" && o.field == fieldContent:
+		extras = map[string]any{fieldContent: thinkingChunks(o.text, text)}
+	case o.text != "":
 		extras = map[string]any{o.field: o.text}
 	}
 	if o.signature != "" {

@@ -93,7 +93,7 @@ func TestGenerateReasoning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: tt.response})
-			got, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+			got, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 			require.NoError(t, err)
 			assert.JSONEq(t, mustJSON(t, tt.want(srv)), mustJSON(t, got))
 			for _, c := range got.Message.Content {
@@ -129,7 +129,7 @@ func collectAll(t *testing.T, m *Model, req *toolloop.Request) (resp *toolloop.R
 func TestStreamReasoning(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Response: "deepseek_turn1.sse", Chunk: chunk})
-		resp, text, reasoning := collectAll(t, modelFor(srv, Config{Model: "deepseek-reasoner"}), weatherRequest())
+		resp, text, reasoning := collectAll(t, modelFor(t, srv, Config{Model: "deepseek-reasoner"}), weatherRequest())
 		assert.Empty(t, text)
 		assert.Equal(t, []string{"The user wants ", "the weather in Paris", ". I have get_weather,", " which takes a city", " name. I'll call it."}, reasoning)
 		want := toolloop.Message{Role: toolloop.RoleAssistant,
@@ -162,7 +162,7 @@ func TestAgentLoopDeepSeek(t *testing.T) {
 	)
 	var rec looptest.Recorder
 	loop := &toolloop.AgentLoop{
-		Model:   modelFor(srv, Config{Model: "deepseek-reasoner", ReasoningEffort: "high"}),
+		Model:   modelFor(t, srv, Config{Model: "deepseek-reasoner", ReasoningEffort: "high"}),
 		Tools:   replay.WeatherTools(),
 		OnEvent: rec.Record,
 	}
@@ -192,7 +192,7 @@ func TestAgentLoopGemini(t *testing.T) {
 		replay.Step{Golden: "gemini_turn1", Response: "gemini_turn1.sse"},
 		replay.Step{Golden: "gemini_turn2", Response: "gemini_turn2.sse"},
 	)
-	loop := &toolloop.AgentLoop{Model: modelFor(srv, Config{Model: "gemini-2.5-flash"}), Tools: replay.WeatherTools()}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{Model: "gemini-2.5-flash"}), Tools: replay.WeatherTools()}
 	res, err := loop.Run(context.Background(), []toolloop.Message{
 		toolloop.UserMessage("Compare the weather in Paris and Tokyo."),
 	})
@@ -260,7 +260,7 @@ func TestReasoningSentBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.golden, Response: "plain.json"})
-			_, err := modelFor(srv, Config{}).Generate(context.Background(), transcript(tt.blocks(srv)...))
+			_, err := modelFor(t, srv, Config{}).Generate(context.Background(), transcript(tt.blocks(srv)...))
 			require.NoError(t, err)
 			body := string(srv.Bodies()[0])
 			for _, s := range []string{"Anthropic thinking", "EqQBCkgIARABGAIiQL", "Gemini's own thought", "DeepSeek reasoning", "c2lnbmF0dXJl", "no server recorded", "not shown"} {

@@ -192,7 +192,8 @@ func audioFormat(mime string) (string, bool) {
 // this model's server wrote sent back where they came from.
 func (m *Model) assistantMessage(msg *toolloop.Message) oai.ChatCompletionMessageParamUnion {
 	var a oai.ChatCompletionAssistantMessageParam
-	if text := plainText(msg.Content); text != "" || len(msg.ToolCalls) == 0 {
+	text := plainText(msg.Content)
+	if text != "" || len(msg.ToolCalls) == 0 {
 		a.Content.OfString = oai.String(text)
 	}
 	for _, tc := range msg.ToolCalls {
@@ -208,7 +209,7 @@ func (m *Model) assistantMessage(msg *toolloop.Message) oai.ChatCompletionMessag
 		})
 	}
 	r := m.reasoningOf(msg.Content)
-	r.set(&a)
+	r.set(&a, text)
 	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }
 

@@ -48,7 +48,7 @@ func richTranscript() []toolloop.Message {
 func TestTranscriptMapping(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "transcript", Response: "plain.json"})
 	temp := 0.2
-	m := modelFor(srv, Config{MaxTokens: 512, Temperature: &temp})
+	m := modelFor(t, srv, Config{MaxTokens: 512, Temperature: &temp})
 	_, err := m.Generate(context.Background(), &toolloop.Request{Messages: richTranscript()})
 	require.NoError(t, err)
 }
@@ -78,7 +78,7 @@ func TestToolResultText(t *testing.T) {
 }
 
 func TestUnknownRoleIsAnError(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	_, err := m.params(&toolloop.Request{Messages: []toolloop.Message{{Role: "narrator"}}})
 	require.Error(t, err)
 }

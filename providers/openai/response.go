@@ -27,7 +27,7 @@ func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments, x
 	}
 	ch := &cc.Choices[0]
 	if x == nil {
-		x = messageExtras(&ch.Message)
+		x = m.messageExtras(&ch.Message)
 	}
 	msg := toolloop.Message{Role: toolloop.RoleAssistant}
 	if ch.Message.Content != "" {
@@ -67,11 +67,18 @@ func (m *Model) response(cc *oai.ChatCompletion, args map[int]*wire.Fragments, x
 }
 
 // usage maps a completion's usage. Servers disagree on whether
-// completion_tokens holds the reasoning tokens: OpenAI's do
-// (total_tokens = prompt_tokens + completion_tokens), Gemini's
-// OpenAI-compatible endpoint and xAI's do not (total_tokens adds
-// reasoning_tokens). The totals tell which, and reasoning reported apart
-// is added into OutputTokens, so that it is every token billed as output.
+// completion_tokens holds every output token; total_tokens tells:
+//
+//   - total = prompt + completion (OpenAI, DeepSeek, Mistral): completion
+//     holds them all, reasoning_tokens included (a part of it, as OpenAI
+//     documents).
+//   - total > prompt + completion (Gemini's OpenAI-compatible endpoint,
+//     xAI): completion leaves out the reasoning, which reasoning_tokens
+//     reports apart, or (Gemini's endpoint, at times) nothing does. The
+//     difference is output all the same: OutputTokens is total - prompt,
+//     and ReasoningTokens the difference, or reasoning_tokens if larger.
+//   - no total (0), or a smaller one: completion is taken as it is.
+//
 // DeepSeek reports cache hits as prompt_cache_hit_tokens.
 func usage(u *oai.CompletionUsage) toolloop.Usage {
 	out := toolloop.Usage{
@@ -81,8 +88,9 @@ func usage(u *oai.CompletionUsage) toolloop.Usage {
 		CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
 		ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
 	}
-	if r := out.ReasoningTokens; r > 0 && u.TotalTokens == u.PromptTokens+u.CompletionTokens+r {
-		out.OutputTokens += r
+	if missing := u.TotalTokens - u.PromptTokens - u.CompletionTokens; missing > 0 {
+		out.OutputTokens += missing
+		out.ReasoningTokens = min(max(out.ReasoningTokens, missing), out.OutputTokens)
 	}
 	if out.CacheReadTokens == 0 {
 		if f, ok := u.JSON.ExtraFields["prompt_cache_hit_tokens"]; ok {

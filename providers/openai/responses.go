@@ -38,7 +38,7 @@ type ResponsesModel struct {
 
 // NewResponses returns a model that talks to the Responses API
 // (POST /responses), configured by cfg like [New]. It does not contact the
-// server.
+// server, and fails at once as New does without a key for OpenAI's API.
 //
 // It is a constructor of its own, not an option of [New], because the two
 // APIs differ in more than their wire format: the Responses API returns
@@ -46,9 +46,12 @@ type ResponsesModel struct {
 // since requests are stateless by default), while most OpenAI-compatible
 // servers speak Chat Completions only. Choosing the type chooses the API,
 // visibly, with the same Config.
-func NewResponses(cfg Config) *ResponsesModel {
+func NewResponses(cfg Config) (*ResponsesModel, error) {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
+	}
+	if err := checkKey(&cfg); err != nil {
+		return nil, err
 	}
 	log := wire.Logger(cfg.Logger)
 	return &ResponsesModel{
@@ -56,7 +59,7 @@ func NewResponses(cfg Config) *ResponsesModel {
 		cfg:    cfg,
 		log:    log,
 		chat:   &Model{cfg: cfg, log: log, server: serverOf(cfg.BaseURL)},
-	}
+	}, nil
 }
 
 // Generate implements [toolloop.Model]: one Responses request.

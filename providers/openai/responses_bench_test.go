@@ -34,7 +34,7 @@ func benchResponsesRequest() *toolloop.Request {
 // reasoning blocks to the SDK's Responses request, and to the JSON body
 // the SDK sends.
 func BenchmarkResponsesParams(b *testing.B) {
-	m := NewResponses(Config{APIKey: "unused", Strict: true, ReasoningEffort: "medium", ReasoningSummary: "auto"})
+	m := mustNewResponses(b, Config{APIKey: "unused", Strict: true, ReasoningEffort: "medium", ReasoningSummary: "auto"})
 	req := benchResponsesRequest()
 	if len(req.Messages) != 20 {
 		b.Fatalf("the transcript has %d messages, want 20", len(req.Messages))

@@ -19,15 +19,19 @@ event: response.output_text.delta
 data: {"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hello!"}
 
 event: response.completed
-data: {"type":"response.completed","sequence_number":3,"response":{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-5-mini","output":[{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA...","summary":[{"type":"summary_text","text":"A greeting."}]},{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello!","annotations":[]}]}],"usage":{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":24},"total_tokens":42}}}
+data: {"type":"response.completed","sequence_number":3,"response":{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-6.1-sol","output":[{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA...","summary":[{"type":"summary_text","text":"A greeting."}]},{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello!","annotations":[]}]}],"usage":{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":24},"total_tokens":42}}}
 
 `)
 	defer srv.Close()
 
 	// With a real key in OPENAI_API_KEY, this is all it takes:
-	//	model := openai.NewResponses(openai.Config{Model: "gpt-5-mini", ReasoningSummary: "auto"})
-	model := openai.NewResponses(openai.Config{Model: "gpt-5-mini", ReasoningSummary: "auto",
+	//	model, err := openai.NewResponses(openai.Config{ReasoningSummary: "auto"})
+	model, err := openai.NewResponses(openai.Config{ReasoningSummary: "auto",
 		BaseURL: srv.URL, APIKey: "sk-test", HTTPClient: srv.Client()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	loop := &toolloop.AgentLoop{Model: model, OnEvent: func(e toolloop.Event) {
 		if e.Type == toolloop.EventModelReasoningDelta {
 			fmt.Println("thinking:", e.Text)

@@ -41,7 +41,7 @@ func TestResponsesAgentLoop(t *testing.T) {
 		replay.Step{Golden: "responses_loop_turn3", Response: rapi("loop_turn3.sse")},
 	)
 	var rec looptest.Recorder
-	loop := &toolloop.AgentLoop{Model: responsesFor(srv, Config{}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
+	loop := &toolloop.AgentLoop{Model: responsesFor(t, srv, Config{}), Tools: replay.WeatherTools(), OnEvent: rec.Record}
 	input := []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant. Use the tools."),
 		toolloop.UserMessage("Compare the weather in Paris and Tokyo, with Paris in Fahrenheit too."),
@@ -67,7 +67,7 @@ func TestResponsesAgentLoopReasoning(t *testing.T) {
 		replay.Step{Golden: "responses_reasoning_turn2", Response: rapi("reasoning_turn2.sse")},
 	)
 	var rec looptest.Recorder
-	m := responsesFor(srv, Config{Model: "gpt-5-mini", ReasoningEffort: "low", ReasoningSummary: "auto"})
+	m := responsesFor(t, srv, Config{Model: "gpt-5-mini", ReasoningEffort: "low", ReasoningSummary: "auto"})
 	loop := &toolloop.AgentLoop{Model: m, Tools: replay.WeatherTools(), OnEvent: rec.Record}
 	res, err := loop.Run(context.Background(), []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant."),
@@ -122,7 +122,7 @@ func TestResponsesDropsOtherProvidersReasoning(t *testing.T) {
 		toolloop.ToolMessage(&toolloop.ToolResult{CallID: "toolu_01A", Name: "get_weather", Status: toolloop.StatusOK,
 			Content: []toolloop.Content{toolloop.TextContent("18°C, light rain")}}),
 	}
-	_, err := responsesFor(srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
+	_, err := responsesFor(t, srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
 	require.NoError(t, err)
 	body := srv.Bodies()[0]
 	for _, s := range []string{"Secret plan", "EqQBCkgIARABGAIiQL2sig", "EmwKAhgBEgy3va3pzix", "thinking_1", `"reasoning"`} {
@@ -137,5 +137,5 @@ func TestResponsesConformance(t *testing.T) {
 		replay.Step{Response: rapi("text.json")},
 		replay.Step{Response: rapi("tool_call.json")},
 	)
-	looptest.TestModel(t, responsesFor(srv, Config{}))
+	looptest.TestModel(t, responsesFor(t, srv, Config{}))
 }

@@ -72,7 +72,7 @@ func responsesTranscript() []toolloop.Message {
 func TestResponsesTranscriptMapping(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "responses_transcript", Response: rapi("text.json")})
 	temp := 0.2
-	m := responsesFor(srv, Config{Model: "gpt-5", MaxTokens: 512, Temperature: &temp, Strict: true,
+	m := responsesFor(t, srv, Config{Model: "gpt-5", MaxTokens: 512, Temperature: &temp, Strict: true,
 		ReasoningEffort: "high", ReasoningSummary: "detailed"})
 	tools := []toolloop.ToolSpec{
 		weatherTool,
@@ -112,7 +112,7 @@ func inputTypes(t *testing.T, m *ResponsesModel, msgs []toolloop.Message) (types
 // otherwise; a tie to a call the message no longer has keeps the block in
 // its place.
 func TestResponsesReasoningOrder(t *testing.T) {
-	m := NewResponses(Config{APIKey: "unused"})
+	m := mustNewResponses(t, Config{APIKey: "unused"})
 	msg := toolloop.Message{Role: toolloop.RoleAssistant,
 		Content: []toolloop.Content{
 			ownReasoning("rs_a", "a", "enc", "call_2"),
@@ -136,12 +136,12 @@ func TestResponsesStoreSendsReasoningWithoutEncryptedContent(t *testing.T) {
 		toolloop.UserMessage("go"),
 		{Role: toolloop.RoleAssistant, Content: []toolloop.Content{ownReasoning("rs_1", "plan", "", ""), toolloop.TextContent("Done.")}},
 	}
-	_, ids := inputTypes(t, NewResponses(Config{APIKey: "unused", Store: true}), msgs)
+	_, ids := inputTypes(t, mustNewResponses(t, Config{APIKey: "unused", Store: true}), msgs)
 	assert.Equal(t, []string{"rs_1"}, ids)
-	_, ids = inputTypes(t, NewResponses(Config{APIKey: "unused"}), msgs)
+	_, ids = inputTypes(t, mustNewResponses(t, Config{APIKey: "unused"}), msgs)
 	assert.Empty(t, ids)
 
-	p, err := NewResponses(Config{APIKey: "unused", Store: true}).params(&toolloop.Request{Messages: msgs})
+	p, err := mustNewResponses(t, Config{APIKey: "unused", Store: true}).params(&toolloop.Request{Messages: msgs})
 	require.NoError(t, err)
 	assert.True(t, p.Store.Value)
 }
@@ -174,7 +174,7 @@ func TestResponsesFunctionOutput(t *testing.T) {
 }
 
 func TestResponsesUnknownRoleIsAnError(t *testing.T) {
-	m := NewResponses(Config{APIKey: "unused"})
+	m := mustNewResponses(t, Config{APIKey: "unused"})
 	_, err := m.params(&toolloop.Request{Messages: []toolloop.Message{{Role: "narrator"}}})
 	require.Error(t, err)
 	_, err = m.params(&toolloop.Request{Messages: []toolloop.Message{{Role: toolloop.RoleTool}}})
@@ -192,7 +192,7 @@ func TestResponsesReasoningWithoutSummary(t *testing.T) {
 	assert.True(t, block.Reasoning.Redacted)
 	assert.False(t, block.Reasoning.Summary)
 
-	in, ok := NewResponses(Config{APIKey: "unused"}).reasoningItem(&block)
+	in, ok := mustNewResponses(t, Config{APIKey: "unused"}).reasoningItem(&block)
 	require.True(t, ok)
 	b, err := json.Marshal(in)
 	require.NoError(t, err)

@@ -44,7 +44,7 @@ func collectResponses(m *ResponsesModel, req *toolloop.Request) (*toolloop.Respo
 
 func TestResponsesStreamText(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "responses_stream", Response: rapi("stream_text.sse")})
-	resp, got, err := collectResponses(responsesFor(srv, Config{}), weatherRequest())
+	resp, got, err := collectResponses(responsesFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Hel", "lo", " from", " Zürich", " — ", "東京", "!"}, got.text)
 	assert.Empty(t, got.reasoning)
@@ -57,7 +57,7 @@ func TestResponsesStreamText(t *testing.T) {
 func TestResponsesStreamReasoningAndParallelCalls(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Response: rapi("stream_reasoning_tool.sse"), Chunk: chunk})
-		resp, got, err := collectResponses(responsesFor(srv, Config{}), weatherRequest())
+		resp, got, err := collectResponses(responsesFor(t, srv, Config{}), weatherRequest())
 		require.NoError(t, err)
 		assert.Empty(t, got.text)
 		assert.Equal(t, []string{"**Comparing", " two cities**\n\nI need the weather", " in Zürich and Tokyo.", "\n\n", "**Calling", " the tool twice**"}, got.reasoning)
@@ -86,7 +86,7 @@ func TestResponsesStreamReasoningAndParallelCalls(t *testing.T) {
 // between two of them.
 func TestResponsesStreamArgumentDeltas(t *testing.T) {
 	srv := serve(t, replay.Step{Response: rapi("stream_compat.sse"), Chunk: 3})
-	resp, _, err := collectResponses(responsesFor(srv, Config{}), weatherRequest())
+	resp, _, err := collectResponses(responsesFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopToolUse, resp.StopReason)
 	require.Len(t, resp.Message.ToolCalls, 1)
@@ -106,7 +106,7 @@ func TestResponsesStreamStops(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.response, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: rapi(tt.response)})
-			resp, got, err := collectResponses(responsesFor(srv, Config{}), weatherRequest())
+			resp, got, err := collectResponses(responsesFor(t, srv, Config{}), weatherRequest())
 			require.NoError(t, err)
 			assert.Equal(t, tt.stop, resp.StopReason)
 			assert.Equal(t, tt.text, resp.Message.Text())
@@ -117,7 +117,7 @@ func TestResponsesStreamStops(t *testing.T) {
 
 func TestResponsesStreamCutOff(t *testing.T) {
 	srv := serve(t, replay.Step{Response: rapi("stream_cut.sse")})
-	_, _, err := collectResponses(responsesFor(srv, Config{}), weatherRequest())
+	_, _, err := collectResponses(responsesFor(t, srv, Config{}), weatherRequest())
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
@@ -134,7 +134,7 @@ func TestResponsesStreamErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.response, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: rapi(tt.response)})
-			_, _, err := collectResponses(responsesFor(srv, Config{}), weatherRequest())
+			_, _, err := collectResponses(responsesFor(t, srv, Config{}), weatherRequest())
 			var pe *providers.Error
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, tt.typ, pe.Type)
@@ -150,7 +150,7 @@ func TestResponsesStreamErrors(t *testing.T) {
 func TestResponsesStreamStopsWhenTheConsumerDoes(t *testing.T) {
 	srv := serve(t, replay.Step{Response: rapi("stream_text.sse")})
 	n := 0
-	for ch, err := range responsesFor(srv, Config{}).Stream(context.Background(), weatherRequest()) {
+	for ch, err := range responsesFor(t, srv, Config{}).Stream(context.Background(), weatherRequest()) {
 		require.NoError(t, err)
 		if ch.Text != "" {
 			n++

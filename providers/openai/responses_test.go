@@ -22,14 +22,15 @@ func rapi(name string) string { return "../responses_api/" + name }
 
 // responsesFor returns a Responses model talking to srv with a fake key;
 // cfg sets the rest.
-func responsesFor(srv *replay.Server, cfg Config) *ResponsesModel {
+func responsesFor(t testing.TB, srv *replay.Server, cfg Config) *ResponsesModel {
+	t.Helper()
 	cfg.BaseURL = srv.URL
 	cfg.APIKey = "test-key"
 	cfg.HTTPClient = srv.Client()
 	if cfg.Model == "" {
 		cfg.Model = "gpt-4.1"
 	}
-	return NewResponses(cfg)
+	return mustNewResponses(t, cfg)
 }
 
 // encrypted1 is the encrypted content of the reasoning in
@@ -117,7 +118,7 @@ func TestResponsesGenerate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "responses_generate", Response: rapi(tt.response)})
-			got, err := responsesFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+			got, err := responsesFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 			require.NoError(t, err)
 			tt.want.Model = "gpt-4.1-2025-04-14"
 			if tt.model != "" {
@@ -130,7 +131,7 @@ func TestResponsesGenerate(t *testing.T) {
 
 func TestResponsesGenerateSendsKeyAndPath(t *testing.T) {
 	srv := serve(t, replay.Step{Response: rapi("text.json")})
-	_, err := responsesFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	_, err := responsesFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	require.Len(t, reqs, 1)
@@ -140,7 +141,7 @@ func TestResponsesGenerateSendsKeyAndPath(t *testing.T) {
 
 func TestResponsesFailed(t *testing.T) {
 	srv := serve(t, replay.Step{Response: rapi("failed.json")})
-	_, err := responsesFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+	_, err := responsesFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 	var pe *providers.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "server_error", pe.Type)
@@ -174,7 +175,7 @@ func TestResponsesAPIErrors(t *testing.T) {
 					steps[i] = replay.Step{Status: tt.status, Response: rapi(tt.response), Header: map[string]string{"Retry-After-Ms": "1"}}
 				}
 				srv := serve(t, steps...)
-				m := responsesFor(srv, Config{MaxRetries: tt.retries})
+				m := responsesFor(t, srv, Config{MaxRetries: tt.retries})
 				var err error
 				if stream {
 					_, _, err = collectResponses(m, weatherRequest())
@@ -202,7 +203,7 @@ func TestResponsesWithoutEncryptedReasoning(t *testing.T) {
 		replay.Step{Golden: "responses_no_include", Response: rapi("text.json")},
 		replay.Step{Golden: "responses_no_include_stream", Response: rapi("stream_text.sse")},
 	)
-	m := responsesFor(srv, Config{})
+	m := responsesFor(t, srv, Config{})
 	resp, err := m.Generate(context.Background(), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "Hello! How can I help you today?", resp.Message.Text())
@@ -216,7 +217,7 @@ func TestResponsesStreamWithoutEncryptedReasoning(t *testing.T) {
 		replay.Step{Golden: "responses_stream", Status: http.StatusBadRequest, Response: rapi("error_include.json")},
 		replay.Step{Golden: "responses_no_include_stream", Response: rapi("stream_text.sse")},
 	)
-	resp, _, err := collectResponses(responsesFor(srv, Config{}), weatherRequest())
+	resp, _, err := collectResponses(responsesFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 }

@@ -61,7 +61,7 @@ func deepSchema(depth int) string {
 func TestStrictToolsFallBack(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "strict_tools", Response: "plain.json"})
 	var logs replay.LogRecorder
-	m := modelFor(srv, Config{Strict: true, Logger: slog.New(&logs)})
+	m := modelFor(t, srv, Config{Strict: true, Logger: slog.New(&logs)})
 	loose := toolloop.ToolSpec{
 		Name:        "search",
 		Description: "Search the web.",
@@ -96,7 +96,7 @@ func TestStrictToolsFallBack(t *testing.T) {
 }
 
 func TestNotStrictByDefault(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	p, err := m.params(&toolloop.Request{Tools: []toolloop.ToolSpec{weatherTool}})
 	require.NoError(t, err)
 	b, err := json.Marshal(p)

@@ -36,7 +36,7 @@ func collect(m *Model, req *toolloop.Request) (*toolloop.Response, []string, err
 
 func TestStreamText(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "stream", Response: "stream_text.sse"})
-	resp, deltas, err := collect(modelFor(srv, Config{}), weatherRequest())
+	resp, deltas, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Hel", "lo", " from", " Zürich", " — ", "東京", "!"}, deltas)
 	assert.Equal(t, strings.Join(deltas, ""), resp.Message.Text())
@@ -48,7 +48,7 @@ func TestStreamText(t *testing.T) {
 func TestStreamToolArgumentsSplitMidToken(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Golden: "stream", Response: "stream_tool_args.sse", Chunk: chunk})
-		resp, deltas, err := collect(modelFor(srv, Config{}), weatherRequest())
+		resp, deltas, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 		require.NoError(t, err)
 		assert.Empty(t, deltas)
 		assert.Equal(t, toolloop.StopToolUse, resp.StopReason)
@@ -73,7 +73,7 @@ func TestStreamStops(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.response, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: tt.response})
-			resp, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+			resp, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 			require.NoError(t, err)
 			assert.Equal(t, tt.stop, resp.StopReason)
 			assert.Equal(t, tt.text, resp.Message.Text())
@@ -83,7 +83,7 @@ func TestStreamStops(t *testing.T) {
 
 func TestStreamCutOff(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_cut.sse"})
-	_, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	_, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
 
@@ -96,7 +96,7 @@ func TestStreamEndsWithDoneOnly(t *testing.T) {
 			replay.Step{Response: "stream_done_text.sse", Chunk: chunk},
 			replay.Step{Response: "stream_done_tool.sse", Chunk: chunk},
 		)
-		m := modelFor(srv, Config{})
+		m := modelFor(t, srv, Config{})
 		resp, deltas, err := collect(m, weatherRequest())
 		require.NoError(t, err)
 		assert.Equal(t, []string{"Paris is", " mild today."}, deltas)
@@ -112,7 +112,7 @@ func TestStreamEndsWithDoneOnly(t *testing.T) {
 
 func TestStreamErrorEvent(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_error.sse"})
-	_, _, err := collect(modelFor(srv, Config{}), weatherRequest())
+	_, _, err := collect(modelFor(t, srv, Config{}), weatherRequest())
 	var pe *providers.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "server_error", pe.Type)
@@ -122,7 +122,7 @@ func TestStreamErrorEvent(t *testing.T) {
 func TestStreamStopsWhenTheConsumerDoes(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "stream_text.sse"})
 	n := 0
-	for ch, err := range modelFor(srv, Config{}).Stream(context.Background(), weatherRequest()) {
+	for ch, err := range modelFor(t, srv, Config{}).Stream(context.Background(), weatherRequest()) {
 		require.NoError(t, err)
 		if ch.Text != "" {
 			n++

@@ -25,7 +25,7 @@ func TestToolChoice(t *testing.T) {
 	for _, tt := range toolChoiceCases {
 		t.Run(tt.Golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.Golden, Response: "plain.json"})
-			_, err := modelFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
+			_, err := modelFor(t, srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
 			require.NoError(t, err)
 		})
 	}
@@ -35,7 +35,7 @@ func TestResponsesToolChoice(t *testing.T) {
 	for _, tt := range toolChoiceCases {
 		t.Run(tt.Golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "responses_" + tt.Golden, Response: rapi("text.json")})
-			_, err := responsesFor(srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
+			_, err := responsesFor(t, srv, Config{}).Generate(context.Background(), toolChoiceRequest(tt.Choice, tt.WrapUp))
 			require.NoError(t, err)
 		})
 	}
@@ -45,8 +45,8 @@ func TestResponsesToolChoice(t *testing.T) {
 // as a compactor's, sends no tool_choice, and that auto sends none
 // either: it is the APIs' default.
 func TestToolChoiceWithoutTools(t *testing.T) {
-	chat := New(Config{APIKey: "unused"})
-	responses := NewResponses(Config{APIKey: "unused"})
+	chat := mustNew(t, Config{APIKey: "unused"})
+	responses := mustNewResponses(t, Config{APIKey: "unused"})
 	for _, req := range []*toolloop.Request{
 		{Messages: weatherRequest().Messages, ToolChoice: toolloop.ToolChoice{Mode: toolloop.ToolChoiceNone}},
 		{Messages: weatherRequest().Messages, Tools: []toolloop.ToolSpec{weatherTool}},
@@ -82,7 +82,7 @@ func TestBadToolChoiceFailsBeforeSending(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t)
 			req := &toolloop.Request{Messages: weatherRequest().Messages, Tools: tt.tools, ToolChoice: tt.choice}
-			chat, responses := modelFor(srv, Config{}), responsesFor(srv, Config{})
+			chat, responses := modelFor(t, srv, Config{}), responsesFor(t, srv, Config{})
 			_, err := chat.Generate(context.Background(), req)
 			assert.Error(t, err, "chat Generate")
 			_, _, err = collect(chat, req)

@@ -12,7 +12,9 @@ import (
 )
 
 // TestUsage checks the token counts of answers whose totals say whether
-// completion_tokens holds the reasoning tokens.
+// completion_tokens holds every output token: where prompt + completion
+// falls short of the total, the difference is output (reasoning) tokens,
+// and where the total is prompt + completion it is counted once.
 func TestUsage(t *testing.T) {
 	tests := []struct {
 		response string
@@ -24,6 +26,13 @@ func TestUsage(t *testing.T) {
 		{"xai_reasoning.json", toolloop.Usage{InputTokens: 32, OutputTokens: 9 + 316, CacheReadTokens: 6, ReasoningTokens: 316}},
 		// Gemini's endpoint: the same.
 		{"gemini_tool_call.json", toolloop.Usage{InputTokens: 58, OutputTokens: 15 + 98, ReasoningTokens: 98}},
+		// Gemini's endpoint with no reasoning_tokens: total - prompt is 74,
+		// completion 12; the 62 missing are its thinking.
+		{"gemini_plain.json", toolloop.Usage{InputTokens: 9, OutputTokens: 74, ReasoningTokens: 62}},
+		// Mistral: total = prompt + completion, no reasoning count.
+		{"mistral_thinking.json", toolloop.Usage{InputTokens: 142, OutputTokens: 159}},
+		// No total: completion as it is.
+		{"usage_no_total.json", toolloop.Usage{InputTokens: 20, OutputTokens: 8}},
 		// DeepSeek: reasoning inside; cache hits also as prompt_cache_hit_tokens.
 		{"deepseek_tool_call.json", toolloop.Usage{InputTokens: 312, OutputTokens: 96, CacheReadTokens: 256, ReasoningTokens: 71}},
 		{"cached_usage.json", toolloop.Usage{InputTokens: 2048, OutputTokens: 4, CacheReadTokens: 1920}},
@@ -31,7 +40,7 @@ func TestUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.response, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: tt.response})
-			resp, err := modelFor(srv, Config{}).Generate(context.Background(), weatherRequest())
+			resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, resp.Usage)
 		})

@@ -97,7 +97,7 @@ func checkResponses(b map[string]any) error {
 // cases of long runs, through the Chat Completions request builder and
 // checks the body the API would get.
 func TestChatTranscriptValidity(t *testing.T) {
-	m := New(Config{APIKey: "unused", BaseURL: "http://chat.example/v1"})
+	m := mustNew(t, Config{APIKey: "unused", BaseURL: "http://chat.example/v1"})
 	own := func(text, callID string) toolloop.Content {
 		r := toolloop.Reasoning{Provider: chatReasoning, CallID: callID, Extra: m.serverExtra}
 		if callID != "" {
@@ -126,7 +126,7 @@ func TestChatTranscriptValidity(t *testing.T) {
 // reasoning goes: the text on the assistant message that made the calls,
 // each call's signature on that call.
 func TestChatReasoningStaysWithItsCalls(t *testing.T) {
-	m := New(Config{APIKey: "unused", BaseURL: "http://chat.example/v1"})
+	m := mustNew(t, Config{APIKey: "unused", BaseURL: "http://chat.example/v1"})
 	own := func(text, callID string) toolloop.Content {
 		r := toolloop.Reasoning{Provider: chatReasoning, CallID: callID, Extra: m.serverExtra}
 		if callID != "" {
@@ -156,7 +156,7 @@ func TestChatReasoningStaysWithItsCalls(t *testing.T) {
 // Responses API, whose own reasoning items must come just before their
 // function calls.
 func TestResponsesTranscriptValidity(t *testing.T) {
-	m := NewResponses(Config{APIKey: "unused"})
+	m := mustNewResponses(t, Config{APIKey: "unused"})
 	n := 0
 	own := func(text, callID string) toolloop.Content {
 		n++
@@ -192,7 +192,7 @@ func TestResponsesTranscriptValidity(t *testing.T) {
 // case's items: the reasoning without a call among the text, each block
 // tied to a call just before that call.
 func TestResponsesReasoningStaysWithItsCalls(t *testing.T) {
-	m := NewResponses(Config{APIKey: "unused"})
+	m := mustNewResponses(t, Config{APIKey: "unused"})
 	n := 0
 	own := func(text, callID string) toolloop.Content {
 		n++
@@ -256,7 +256,7 @@ func TestValidityChecksFail(t *testing.T) {
 // as one: plain texts joined by a blank line, anything else as parts, the
 // images of results and the wrap-up message after them in one message.
 func TestChatJoinsUserMessages(t *testing.T) {
-	m := New(Config{APIKey: "unused"})
+	m := mustNew(t, Config{APIKey: "unused"})
 	shot := toolloop.ToolMessage(&toolloop.ToolResult{CallID: "c1", Name: "shot", Status: toolloop.StatusOK,
 		Content: []toolloop.Content{toolloop.ImageContent("image/png", []byte("png"))}})
 	tests := []struct {

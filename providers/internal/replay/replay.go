@@ -22,6 +22,11 @@ type Step struct {
 	// .json) holding the request body the server must receive, compared as
 	// decoded JSON. With Update, the file is rewritten instead.
 	Golden string
+	// Want holds strings the request body must contain, such as the
+	// loop's wrap-up prompt or a tool choice as the SDK writes it, so
+	// that a step answers only the request it was meant for; a body
+	// without one fails the test.
+	Want []string
 	// Status is the response status; 0 means 200.
 	Status int
 	// Header holds extra response headers, such as Retry-After-Ms.
@@ -95,10 +100,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	step := s.steps[s.next]
 	s.next++
+	num := len(s.requests)
 	s.mu.Unlock()
 
 	if step.Golden != "" {
 		s.checkGolden(step.Golden, body)
+	}
+	for _, w := range step.Want {
+		if !bytes.Contains(body, []byte(w)) {
+			s.t.Errorf("replay: request %d (for %s) does not contain %q", num, step.Response, w)
+		}
 	}
 	resp, err := os.ReadFile(filepath.Join(s.dir, "responses", step.Response))
 	if err != nil {

@@ -1,0 +1,83 @@
+package anthropic
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolloop/toolloop/providers"
+)
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestNewWithoutKey checks that New fails at once, before any request,
+// without credentials, with an error that matches providers.ErrConfig and
+// providers.ErrAuth and names the variables to set; and that every source
+// of credentials the SDK reads lets it through.
+func TestNewWithoutKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		env     map[string]string
+		profile bool // a profile config file, as `ant auth login` writes
+		wantOK  bool
+	}{
+		{name: "zero config"},
+		{name: "a base URL still needs a key", cfg: Config{BaseURL: "http://localhost:4000"}},
+		{name: "key in the config", cfg: Config{APIKey: "sk-ant-test"}, wantOK: true},
+		{name: "ANTHROPIC_API_KEY", env: map[string]string{"ANTHROPIC_API_KEY": "sk-ant-env"}, wantOK: true},
+		{name: "ANTHROPIC_AUTH_TOKEN", env: map[string]string{"ANTHROPIC_AUTH_TOKEN": "bearer"}, wantOK: true},
+		{name: "ANTHROPIC_PROFILE", env: map[string]string{"ANTHROPIC_PROFILE": "work"}, wantOK: true},
+		{name: "workload identity federation", env: map[string]string{"ANTHROPIC_FEDERATION_RULE_ID": "fdrl_1",
+			"ANTHROPIC_ORGANIZATION_ID": "org_1", "ANTHROPIC_IDENTITY_TOKEN_FILE": "/var/run/token"}, wantOK: true},
+		{name: "a profile config file", profile: true, wantOK: true},
+		{name: "request options may carry credentials", cfg: Config{RequestOptions: []option.RequestOption{option.WithAuthToken("bearer")}}, wantOK: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("ANTHROPIC_CONFIG_DIR", dir)
+			for _, v := range credentialVars {
+				t.Setenv(v, "") // restored when the test ends
+				require.NoError(t, os.Unsetenv(v))
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			if tt.profile {
+				require.NoError(t, os.MkdirAll(filepath.Join(dir, "configs"), 0o700))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "configs", "default.json"),
+					[]byte(`{"version":"1.0","authentication":{"type":"user_oauth"}}`), 0o600))
+			}
+			var sent atomic.Int32
+			cfg := tt.cfg
+			cfg.MaxRetries = -1
+			cfg.HTTPClient = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				sent.Add(1)
+				return nil, errors.New("the test sends no request")
+			})}
+			m, err := New(cfg)
+			assert.Zero(t, sent.Load(), "no request was made")
+			if tt.wantOK {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, m)
+			assert.ErrorIs(t, err, providers.ErrConfig)
+			assert.ErrorIs(t, err, providers.ErrAuth)
+			assert.NotErrorIs(t, err, ErrConfig, "the config itself is fine")
+			assert.Contains(t, err.Error(), "ANTHROPIC_API_KEY")
+			assert.Contains(t, err.Error(), "Config.APIKey")
+		})
+	}
+}

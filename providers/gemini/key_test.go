@@ -1,0 +1,85 @@
+package gemini
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+
+	"github.com/toolloop/toolloop/providers"
+)
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestNewWithoutKey checks that New fails at once, before any request,
+// without a key for the Gemini API, with an error that matches
+// providers.ErrConfig and providers.ErrAuth and names the variables to
+// set; that Vertex AI, which takes credentials rather than a key, still
+// works; and that the SDK's other set-up errors match ErrConfig.
+func TestNewWithoutKey(t *testing.T) {
+	vertexEnv := map[string]string{"GOOGLE_CLOUD_PROJECT": "my-project", "GOOGLE_CLOUD_LOCATION": "europe-west4"}
+	tests := []struct {
+		name    string
+		cfg     Config
+		env     map[string]string
+		wantOK  bool
+		wantKey bool // the error is the missing key's
+	}{
+		{name: "zero config", wantKey: true},
+		{name: "Gemini API", cfg: Config{Backend: genai.BackendGeminiAPI}, wantKey: true},
+		{name: "a base URL still needs a key", cfg: Config{BaseURL: "http://localhost:8080"}, wantKey: true},
+		{name: "Vertex AI off", env: map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "false"}, wantKey: true},
+		{name: "key in the config", cfg: Config{APIKey: "AIza-test"}, wantOK: true},
+		{name: "GEMINI_API_KEY", env: map[string]string{"GEMINI_API_KEY": "AIza-env"}, wantOK: true},
+		{name: "GOOGLE_API_KEY", env: map[string]string{"GOOGLE_API_KEY": "AIza-env"}, wantOK: true},
+		{name: "Vertex AI by config", cfg: Config{Backend: genai.BackendVertexAI}, env: vertexEnv, wantOK: true},
+		{name: "Vertex AI by environment", env: map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "true",
+			"GOOGLE_CLOUD_PROJECT": "my-project", "GOOGLE_CLOUD_LOCATION": "us-central1"}, wantOK: true},
+		{name: "Vertex AI without a project", cfg: Config{Backend: genai.BackendVertexAI}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, v := range []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE",
+				"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_CLOUD_REGION", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"} {
+				t.Setenv(v, "") // restored when the test ends
+				require.NoError(t, os.Unsetenv(v))
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var sent atomic.Int32
+			cfg := tt.cfg
+			cfg.MaxRetries = -1
+			// A client of one's own also keeps Vertex AI from looking for
+			// Application Default Credentials.
+			cfg.HTTPClient = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				sent.Add(1)
+				return nil, errors.New("the test sends no request")
+			})}
+			m, err := New(cfg)
+			assert.Zero(t, sent.Load(), "no request was made")
+			if tt.wantOK {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, m)
+			assert.ErrorIs(t, err, providers.ErrConfig)
+			if !tt.wantKey {
+				assert.NotErrorIs(t, err, providers.ErrAuth)
+				return
+			}
+			assert.ErrorIs(t, err, providers.ErrAuth)
+			for _, s := range []string{"Config.APIKey", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
+				assert.Contains(t, err.Error(), s)
+			}
+		})
+	}
+}
