@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	// The printer streams the answer and the model's reasoning (dimmed,
 	// under a ┊ margin), and prints one line per tool call.
-	loop := &toolloop.AgentLoop{Model: model, Tools: tools(), MaxIterations: 8, OnEvent: sink.NewPrinter(stdout, nil)}
+	loop := &toolloop.AgentLoop{Model: model, Tools: tools(), OnEvent: sink.NewPrinter(stdout, nil), Budget: toolloop.Budget{MaxTurns: 8}}
 	msgs := []toolloop.Message{toolloop.SystemMessage(
 		"You are a helpful assistant. Use the tools for weather and conversions; say the weather is simulated.")}
 

@@ -44,12 +44,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	loop := &toolloop.AgentLoop{
-		Model:         &agent{files: *files},
-		Tools:         tools(),
-		MaxIterations: *files + 10,
+		Model: &agent{files: *files},
+		Tools: tools(),
 		// The scripted model's window and price: a dollar per million
 		// input tokens, five per million output tokens.
-		Models: toolloop.Models{modelName: {ContextWindow: *window, Price: &toolloop.Price{Input: 1, Output: 5}}},
+		ModelTable: toolloop.ModelTable{modelName: {ContextWindow: *window, Price: &toolloop.Price{Input: 1, Output: 5}}},
 		ContextManagers: []toolloop.ContextManager{
 			// Past half the window, old file contents become stubs, at
 			// least a thousand tokens' worth at a time...
@@ -57,7 +56,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			// ...and past 80% the older turns are summarized.
 			&toolloop.Compactor{When: toolloop.Threshold{Fraction: 0.8}},
 		},
-		Budget:  toolloop.Budget{MaxToolCalls: *maxCalls, MaxCost: *maxCost, WrapUp: true},
+		Budget:  toolloop.Budget{MaxToolCalls: *maxCalls, MaxCost: *maxCost, WrapUp: true, MaxTurns: *files + 10},
 		OnEvent: printer(out),
 	}
 	res, err := loop.Run(ctx, []toolloop.Message{

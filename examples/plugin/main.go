@@ -161,7 +161,7 @@ func host(stdout, stderr io.Writer) error {
 			}
 			return toolloop.Verdict{Decision: toolloop.Allow}
 		}),
-		MaxConcurrency: 1, // one call at a time, so the output reads in order
+		Limits: toolloop.Limits{MaxConcurrency: 1}, // one call at a time, so the output reads in order
 		OnEvent: toolloop.MultiSink(
 			// Verbose: each call as it starts, and its progress and partial
 			// output as they come, besides the line when it completes.

@@ -14,10 +14,10 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
-// TestWrapUpOverflow: the wrap-up turn after MaxIterations is answered,
+// TestWrapUpOverflow: the wrap-up turn after Budget.MaxTurns is answered,
 // the first time, with Anthropic's context-length error (400
 // invalid_request_error "prompt is too long"); the loop leaves the oldest
-// turn out, asks again, and the run ends with ErrMaxIterations and the
+// turn out, asks again, and the run ends with the turn limit and the
 // final answer.
 func TestWrapUpOverflow(t *testing.T) {
 	wrapUp := []string{"reached its limit", `"tool_choice":{"type":"none"}`}
@@ -28,13 +28,12 @@ func TestWrapUpOverflow(t *testing.T) {
 		replay.Step{Want: append(wrapUp, toolloop.WrapUpOmitted), Response: "loop_turn3.sse"},
 	)
 	var rec looptest.Recorder
-	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(),
-		MaxIterations: 2, Budget: toolloop.Budget{WrapUp: true}, OnEvent: rec.Record}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 2}, OnEvent: rec.Record}
 	res, err := loop.Run(context.Background(), []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant. Use the tools."),
 		toolloop.UserMessage("Compare the weather in Paris and Tokyo, with Paris in Fahrenheit too."),
 	})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.NotErrorIs(t, err, providers.ErrContextLength, "the overflow was recovered from")
 	assert.Equal(t, "Paris is 18°C (64.4°F) with light rain; Tokyo is 24°C and clear.", res.FinalText)
 	assert.Equal(t, toolloop.StopEnd, res.StopReason)

@@ -14,11 +14,11 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
-// TestWrapUpOverflow: the wrap-up turn after MaxIterations is answered,
+// TestWrapUpOverflow: the wrap-up turn after Budget.MaxTurns is answered,
 // the first time, with Gemini's context-length error (400
 // INVALID_ARGUMENT "The input token count ... exceeds the maximum"); the
 // loop leaves the tool turn out, asks again, and the run ends with
-// ErrMaxIterations and the final answer.
+// the turn limit and the final answer.
 func TestWrapUpOverflow(t *testing.T) {
 	wrapUp := []string{"reached its limit", `"functionCallingConfig":{"mode":"NONE"}`}
 	srv := serve(t,
@@ -27,13 +27,12 @@ func TestWrapUpOverflow(t *testing.T) {
 		replay.Step{Want: append(wrapUp, toolloop.WrapUpOmitted), Response: "loop_turn2.sse"},
 	)
 	var rec looptest.Recorder
-	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(),
-		MaxIterations: 1, Budget: toolloop.Budget{WrapUp: true}, OnEvent: rec.Record}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 1}, OnEvent: rec.Record}
 	res, err := loop.Run(context.Background(), []toolloop.Message{
 		toolloop.SystemMessage("You are a weather assistant. Use the tools."),
 		toolloop.UserMessage("What's the weather in Paris?"),
 	})
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assert.NotErrorIs(t, err, providers.ErrContextLength, "the overflow was recovered from")
 	assert.Equal(t, "In Paris it is 18 °C with light rain.", res.FinalText)
 	assert.Equal(t, toolloop.StopEnd, res.StopReason)

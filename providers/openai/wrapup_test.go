@@ -54,10 +54,10 @@ func assertWrappedUp(t *testing.T, res *toolloop.RunResult, err error, rec *loop
 	assert.Equal(t, 1, edits)
 }
 
-// TestWrapUpOverflow: the wrap-up turn after MaxIterations is answered,
+// TestWrapUpOverflow: the wrap-up turn after Budget.MaxTurns is answered,
 // the first time, with OpenAI's context-length error (400
 // context_length_exceeded); the loop leaves the oldest turn out, asks
-// again, and the run ends with ErrMaxIterations and the final answer.
+// again, and the run ends with the turn limit and the final answer.
 func TestWrapUpOverflow(t *testing.T) {
 	wrapUp := []string{"reached its limit", `"tool_choice":"none"`}
 	srv := serve(t,
@@ -67,10 +67,9 @@ func TestWrapUpOverflow(t *testing.T) {
 		replay.Step{Want: append(wrapUp, toolloop.WrapUpOmitted), Response: "loop_turn3.sse"},
 	)
 	var rec looptest.Recorder
-	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(),
-		MaxIterations: 2, Budget: toolloop.Budget{WrapUp: true}, OnEvent: rec.Record}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 2}, OnEvent: rec.Record}
 	res, err := loop.Run(context.Background(), wrapUpInput)
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	assertWrappedUp(t, res, err, &rec)
 	assert.Equal(t, 3, res.Turns)
 	// The latest tool turn was kept: the Fahrenheit call and its result.
@@ -112,7 +111,7 @@ func calledTools(msgs []toolloop.Message) []string {
 
 // TestWrapUpOverflowNothingFits: when OpenAI refuses every wrap-up
 // request as too long, down to the task alone, the run ends with
-// ErrMaxIterations joined to an error matching providers.ErrContextLength,
+// the turn limit (a *BudgetError) joined to an error matching providers.ErrContextLength,
 // and the transcript stays valid.
 func TestWrapUpOverflowNothingFits(t *testing.T) {
 	tooLong := replay.Step{Want: []string{"reached its limit"}, Status: http.StatusBadRequest, Response: "error_context_length.json"}
@@ -123,10 +122,9 @@ func TestWrapUpOverflowNothingFits(t *testing.T) {
 		tooLong, // without the older tool turn
 		tooLong, // without either
 	)
-	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(),
-		MaxIterations: 2, Budget: toolloop.Budget{WrapUp: true}}
+	loop := &toolloop.AgentLoop{Model: modelFor(t, srv, Config{MaxRetries: -1}), Tools: replay.WeatherTools(), Budget: toolloop.Budget{WrapUp: true, MaxTurns: 2}}
 	res, err := loop.Run(context.Background(), wrapUpInput)
-	require.ErrorIs(t, err, toolloop.ErrMaxIterations)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
 	require.ErrorIs(t, err, providers.ErrContextLength)
 	require.NotNil(t, res)
 	assert.Empty(t, res.FinalText)

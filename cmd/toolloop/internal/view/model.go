@@ -434,7 +434,7 @@ func (b *builder) response(t *turn, e *toolloop.Event) {
 	t.Model, t.Stop = resp.Model, string(resp.StopReason)
 	u := resp.Usage
 	t.Usage = &u
-	if info, ok := b.opts.Models.Lookup(resp.Model); ok && info.Price != nil {
+	if info, ok := b.opts.ModelTable.Lookup(resp.Model); ok && info.Price != nil {
 		c := info.Price.Cost(u)
 		t.Cost = &c
 	} else if info, ok := toolloop.LookupModel(resp.Model); ok && info.Price != nil {

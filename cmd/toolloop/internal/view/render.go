@@ -37,10 +37,10 @@ type Options struct {
 	// PageBytes bounds the text of the whole page: once the fields hold
 	// that much, every further one is cut to 256 bytes. 0 means 32 MiB.
 	PageBytes int
-	// Models prices the model turns, before the built-in table (see
+	// ModelTable prices the model turns, before the built-in table (see
 	// toolloop.LookupModel); a turn whose model has no price shows no
 	// cost. The runs' totals are the log's own (its accounting).
-	Models toolloop.Models
+	ModelTable toolloop.ModelTable
 }
 
 func (o *Options) fieldBytes() int { return orDefault(o.FieldBytes, 16<<10) }

@@ -134,10 +134,10 @@ func (r iotestErr) Read([]byte) (int, error) { return 0, r.err }
 
 // TestModelStatuses covers what the recorded runs do not: a call that
 // waits on a pause the log does not see resumed, a call the log does not
-// see end, a cancelled call, prices from Options.Models, and the notes of
+// see end, a cancelled call, prices from Options.ModelTable, and the notes of
 // a limit, a compaction and a retry.
 func TestModelStatuses(t *testing.T) {
-	p, err := build(events(pausedEvents()...), &Options{Models: toolloop.Models{"house-model": {Price: &toolloop.Price{Input: 2}}}})
+	p, err := build(events(pausedEvents()...), &Options{ModelTable: toolloop.ModelTable{"house-model": {Price: &toolloop.Price{Input: 2}}}})
 	require.NoError(t, err)
 	calls := callsByID(p.Runs)
 	assert.Equal(t, statusPending, calls["c2"].Status)

@@ -141,7 +141,6 @@ func recordThreeTurns(t *testing.T) []byte {
 	w := eventlog.NewWriter(&buf, eventlog.Options{NoSync: true})
 	loop := &toolloop.AgentLoop{
 		Model: model, Tools: &reg, Guard: guard, PauseForApproval: true,
-		MaxResultBytes: 2048,
 		Hooks: toolloop.Hooks{PreToolUse: []toolloop.PreToolUseHook{
 			func(_ context.Context, c *toolloop.Call) (toolloop.PreToolUse, error) {
 				if c.Name == "get_weather" {
@@ -151,6 +150,7 @@ func recordThreeTurns(t *testing.T) []byte {
 			},
 		}},
 		OnEvent: w.Record,
+		Limits:  toolloop.Limits{MaxResultBytes: 2048},
 	}
 	res, err := loop.Run(ctx, []toolloop.Message{toolloop.UserMessage("What is the weather in Paris and Tokyo? Write it down and deploy.")})
 	require.ErrorIs(t, err, toolloop.ErrPaused)
@@ -225,7 +225,7 @@ var longRun = sync.OnceValues(func() ([]byte, error) {
 	var buf syncBuffer
 	w := eventlog.NewWriter(&buf, eventlog.Options{NoSync: true})
 	loop := &toolloop.AgentLoop{
-		Model: looptest.Script(replies...), Tools: &reg, MaxIterations: longRunTurns + 1,
+		Model: looptest.Script(replies...), Tools: &reg,
 		Guard: toolloop.GuardFunc(func(_ context.Context, c *toolloop.Call) toolloop.Verdict {
 			if c.Name == "delete_tree" {
 				return toolloop.Verdict{Decision: toolloop.Deny, Reason: "no deletes", Rule: "no-delete"}
@@ -233,6 +233,7 @@ var longRun = sync.OnceValues(func() ([]byte, error) {
 			return toolloop.Verdict{}
 		}),
 		OnEvent: w.Record,
+		Budget:  toolloop.Budget{MaxTurns: longRunTurns + 1},
 	}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Fix the parser.")})
 	if err != nil {
