@@ -81,34 +81,6 @@ func (l *AgentLoop) ResumeStream(ctx context.Context, st *PauseState, decisions 
 	}}
 }
 
-// TypedStream is a [Stream] whose run asks for a final answer of type T,
-// as [RunTyped] does: range over Events, then read the decoded answer
-// from Result.
-type TypedStream[T any] struct {
-	*Stream
-}
-
-// RunStreamTyped is [RunTyped] as a stream: it returns the run of msgs,
-// asking for a final answer of type T, to range over its events as they
-// happen (see [Stream]) and then read the answer, decoded, from Result.
-// A type with no valid schema yields no events, and Result reports why.
-func RunStreamTyped[T any](ctx context.Context, l *AgentLoop, msgs []Message) *TypedStream[T] {
-	msgs = slices.Clone(msgs)
-	f, ferr := OutputFormatFor[T]()
-	return &TypedStream[T]{&Stream{ctx: ctx, run: func(ctx context.Context, sink func(Event)) (*RunResult, error) {
-		if ferr != nil {
-			return nil, ferr
-		}
-		return l.runWith(ctx, msgs, sink, f)
-	}}}
-}
-
-// Result returns the run's answer decoded, with its result and error, as
-// RunTyped would (see [Stream.Result] for when it may be called).
-func (s *TypedStream[T]) Result() (T, *RunResult, error) {
-	return typedResult[T](s.Stream.Result())
-}
-
 // Events returns the run's events, in the order they happen, starting
 // the run. See [Stream] for back-pressure and for what breaking out of
 // the loop does.

@@ -154,24 +154,6 @@ func (rn *runState) fitWrapUp(res *RunResult) bool {
 	return edit != nil && rn.applyEdit(res, edit) == nil
 }
 
-// outState is the run's output state; nil when the run has no output
-// format.
-func (rn *runState) outState() *outputState {
-	if rn.ctl == nil {
-		return nil
-	}
-	return rn.ctl.out
-}
-
-// answerName is the name of the output tool; empty when the run has
-// none (o is nil, or the format is sent natively).
-func (o *outputState) answerName() string {
-	if o == nil || o.tool == nil {
-		return ""
-	}
-	return o.format.Name
-}
-
 // wrapUpHint is what the wrap-up message adds when the run has an output
 // format: how to give the typed answer in a turn without other tools.
 func (o *outputState) wrapUpHint() string {
