@@ -213,17 +213,9 @@ func (rn *runState) checkAnswer(res *RunResult, msg *Message, results []*ToolRes
 			return false, nil // no answer yet, or one the guard or a hook refused
 		}
 		why = bad.Error.Message
-		for _, tc := range msg.ToolCalls {
-			if tc.Name == o.format.Name {
-				given = string(tc.Arguments)
-				break
-			}
-		}
+		given = o.given(msg.ToolCalls)
 	}
-	o.invalid++
-	if rn.observed {
-		rn.emit(&Event{Type: EventOutputInvalid, Error: why})
-	}
+	o.invalided(rn, why)
 	if o.invalid > max(rn.bud.MaxOutputRetries, 0) {
 		return true, rn.retriesError(&OutputError{Attempts: o.invalid, Answer: given, Reason: why})
 	}
@@ -274,4 +266,23 @@ func (o *outputState) answerName() string {
 		return ""
 	}
 	return o.format.Name
+}
+
+// given is the arguments of the first call of the output tool in calls:
+// the answer the model gave.
+func (o *outputState) given(calls []ToolCall) string {
+	for _, tc := range calls {
+		if tc.Name == o.format.Name {
+			return string(tc.Arguments)
+		}
+	}
+	return ""
+}
+
+// invalided counts an invalid answer, and reports it.
+func (o *outputState) invalided(rn *runState, why string) {
+	o.invalid++
+	if rn.observed {
+		rn.emit(&Event{Type: EventOutputInvalid, Error: why})
+	}
 }

@@ -213,16 +213,8 @@ func (rn *runState) wrapUpAnswer(ctx context.Context, res *RunResult, o *outputS
 		if bad != nil && bad.Error != nil {
 			why = bad.Error.Message
 		}
-		for _, tc := range msg.ToolCalls {
-			if tc.Name == o.format.Name {
-				given = string(tc.Arguments)
-				break
-			}
-		}
+		given = o.given(msg.ToolCalls)
 	}
-	o.invalid++
-	if rn.observed {
-		rn.emit(&Event{Type: EventOutputInvalid, Error: why})
-	}
+	o.invalided(rn, why)
 	return &OutputError{Attempts: o.invalid, Answer: given, Reason: why}
 }
