@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolloop/toolloop"
 )
 
 // Model is a constant an SDK declares for a model.
@@ -123,4 +125,28 @@ func moduleDir(t testing.TB, module string) string {
 		t.Fatalf("modelcheck: go list -m %s: %v\n%s", module, err, stderr.String())
 	}
 	return dir
+}
+
+// Current fails t unless model, a provider's default, is current: the
+// package at dir of module (see [Find]) declares it, no declaration of it
+// is deprecated, and toolloop's model table knows its context window and
+// price, so that cost and the context managers work with the default.
+func Current(t testing.TB, module, dir, model string) {
+	t.Helper()
+	models := Find(t, module, dir, model)
+	if len(models) == 0 {
+		t.Errorf("the SDK (%s, package %s) declares no model %q: pick a default it knows", module, dir, model)
+	}
+	for _, m := range models {
+		if d := m.Deprecated(); d != "" {
+			t.Errorf("the SDK marks the default model %q deprecated (%s in %s: %s): pick a current model", model, m.Name, m.File, d)
+		}
+	}
+	info, ok := toolloop.LookupModel(model)
+	switch {
+	case !ok:
+		t.Errorf("toolloop's model table does not know %q: add it to modeltable.go", model)
+	case info.ContextWindow == 0 || info.Price == nil:
+		t.Errorf("toolloop's model table has no context window or price for %q", model)
+	}
 }
