@@ -292,7 +292,8 @@ func (rn *runState) sendBack(res *RunResult, calls []ToolCall, done []*ToolResul
 	if rn.observed {
 		rn.emit(&Event{Type: EventTurnSentBack, Error: why})
 	}
-	over := c.sendBacks > max(rn.bud.MaxSendBacks, 0)
+	most := max(rn.l.Budget.WithDefaults().MaxSendBacks, 0)
+	over := c.sendBacks > most
 	msg := "not run: the turn was sent back to you: " + why + ". Take the turn again."
 	if over {
 		msg = "not run: the turn was sent back to you (" + why + "), too many times in a row; the run stops."
@@ -315,7 +316,7 @@ func (rn *runState) sendBack(res *RunResult, calls []ToolCall, done []*ToolResul
 		res.Executions = append(res.Executions, execution(rn.turn, r))
 	}
 	if over {
-		return &BudgetError{Limit: LimitSendBacks, Used: float64(c.sendBacks), Max: float64(max(rn.bud.MaxSendBacks, 0)),
+		return &BudgetError{Limit: LimitSendBacks, Used: float64(c.sendBacks), Max: float64(most),
 			Err: errors.New(why)}
 	}
 	return nil

@@ -90,9 +90,9 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 		if err := rn.checkBudget(res); err != nil {
 			return rn.limitReached(outer, res, err)
 		}
-		if rn.turn >= rn.bud.MaxTurns {
+		if most := l.Budget.WithDefaults().MaxTurns; rn.turn >= most {
 			res.StopReason = StopToolUse
-			return rn.limitReached(outer, res, &BudgetError{Limit: LimitTurns, Used: float64(rn.turn), Max: float64(rn.bud.MaxTurns)})
+			return rn.limitReached(outer, res, &BudgetError{Limit: LimitTurns, Used: float64(rn.turn), Max: float64(most)})
 		}
 		if err := ctx.Err(); err != nil {
 			res.StopReason = StopAborted
@@ -327,7 +327,7 @@ func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
 
 // checkFailures applies the failure policy to a turn's results.
 func (rn *runState) checkFailures(res *RunResult, results []*ToolResult) error {
-	n, fe := rn.bud.CheckFailures(res.ConsecutiveFailures, results)
+	n, fe := rn.l.Budget.CheckFailures(res.ConsecutiveFailures, results)
 	res.ConsecutiveFailures = n
 	if fe == nil {
 		return nil

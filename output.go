@@ -216,7 +216,7 @@ func (rn *runState) checkAnswer(res *RunResult, msg *Message, results []*ToolRes
 		given = o.given(msg.ToolCalls)
 	}
 	o.invalided(rn, why)
-	if o.invalid > max(rn.bud.MaxOutputRetries, 0) {
+	if o.invalid > max(rn.l.Budget.WithDefaults().MaxOutputRetries, 0) {
 		return true, rn.retriesError(&OutputError{Attempts: o.invalid, Answer: given, Reason: why})
 	}
 	if len(msg.ToolCalls) > 0 {
@@ -235,7 +235,7 @@ func (rn *runState) checkAnswer(res *RunResult, msg *Message, results []*ToolRes
 // too many: the output-retry limit, caused by oe.
 func (rn *runState) retriesError(oe *OutputError) *BudgetError {
 	return &BudgetError{Limit: LimitOutputRetries, Used: float64(oe.Attempts),
-		Max: float64(max(rn.bud.MaxOutputRetries, 0)), Err: oe}
+		Max: float64(max(rn.l.Budget.WithDefaults().MaxOutputRetries, 0)), Err: oe}
 }
 
 // OutputFormat asks the model for a final answer that is JSON of a given

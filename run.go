@@ -13,9 +13,8 @@ import (
 // runState is one Run or Resume in progress.
 type runState struct {
 	l *AgentLoop
-	// lim and bud are the loop's Limits and Budget with their defaults.
+	// lim is the loop's Limits with their defaults.
 	lim      Limits
-	bud      Budget
 	id       string
 	turn     int
 	observed bool
@@ -51,7 +50,7 @@ func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
 		id = newRunID()
 	}
 	return &runState{l: l, id: id, observed: l.OnEvent != nil || stream != nil, stream: stream, started: time.Now(),
-		lim: l.Limits.WithDefaults(), bud: l.Budget.WithDefaults()}
+		lim: l.Limits.WithDefaults()}
 }
 
 // newRunID makes a run ID: 64 random bits, from the process's randomly
