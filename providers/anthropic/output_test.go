@@ -20,22 +20,11 @@ var looseFormat = toolloop.OutputFormat{
 		`"properties":{"city":{"type":"string","minLength":1},"temp_c":{"type":["number","null"],"minimum":-90,"maximum":60}},"required":["city"]}`),
 }
 
-// outputRequest is the weather request asking for format, with the
-// weather tool or none.
-func outputRequest(format toolloop.OutputFormat, tools bool) *toolloop.Request {
-	req := replay.WeatherRequest()
-	if !tools {
-		req.Tools = nil
-	}
-	req.Output = &format
-	return req
-}
-
 // TestLooseOutputFormat checks, in its golden request body, how a schema
 // structured outputs refuse is sent.
 func TestLooseOutputFormat(t *testing.T) {
 	srv := serve(t, replay.Step{Golden: "output_format_loose", Response: "structured_answer.json"})
-	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(looseFormat, false))
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), replay.OutputRequest(looseFormat, false))
 	require.NoError(t, err)
 	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 }
@@ -43,7 +32,7 @@ func TestLooseOutputFormat(t *testing.T) {
 // TestOutputFormatWithEffort checks that the format and the effort share
 // output_config.
 func TestOutputFormatWithEffort(t *testing.T) {
-	p, err := mustNew(t, Config{APIKey: "unused", Effort: "low", Thinking: Thinking{Adaptive: true}}).params(outputRequest(looseFormat, true))
+	p, err := mustNew(t, Config{APIKey: "unused", Effort: "low", Thinking: Thinking{Adaptive: true}}).params(replay.OutputRequest(looseFormat, true))
 	require.NoError(t, err)
 	oc, _ := replay.Body(t, p)["output_config"].(map[string]any)
 	assert.Equal(t, "low", oc["effort"])
@@ -57,7 +46,7 @@ func TestOutputFormatWithEffort(t *testing.T) {
 // anything is sent (the server has no steps).
 func TestModelWithoutStructuredOutputs(t *testing.T) {
 	m := modelFor(t, serve(t), Config{Model: "claude-sonnet-4-20250514"})
-	req := outputRequest(looseFormat, true)
+	req := replay.OutputRequest(looseFormat, true)
 	_, err := m.Generate(context.Background(), req)
 	assert.ErrorIs(t, err, ErrConfig, "Generate")
 	assert.ErrorIs(t, replay.Collect(m, req).Err, ErrConfig, "Stream")

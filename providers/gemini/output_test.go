@@ -22,17 +22,6 @@ var looseFormat = toolloop.OutputFormat{
 		`"required":["city"],"patternProperties":{"^x-":{}}}`),
 }
 
-// outputRequest is the weather request asking for format, with the
-// weather tool or none.
-func outputRequest(format toolloop.OutputFormat, tools bool) *toolloop.Request {
-	req := replay.WeatherRequest()
-	if !tools {
-		req.Tools = nil
-	}
-	req.Output = &format
-	return req
-}
-
 // TestOutputFormat checks, in golden request bodies, what the
 // conformance kit's model (Gemini 2.5, which takes no format beside
 // tools) does not send: a schema less what the API does not take, and a
@@ -48,7 +37,7 @@ func TestOutputFormat(t *testing.T) {
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.golden, Response: "structured_answer.json"})
-			resp, err := modelFor(t, srv, Config{Model: tt.model}).Generate(context.Background(), outputRequest(looseFormat, tt.tools))
+			resp, err := modelFor(t, srv, Config{Model: tt.model}).Generate(context.Background(), replay.OutputRequest(looseFormat, tt.tools))
 			require.NoError(t, err)
 			assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 		})
@@ -62,7 +51,7 @@ func TestOutputFormatEditRequest(t *testing.T) {
 	m := mustNew(t, Config{APIKey: "unused", EditRequest: func(cfg *genai.GenerateContentConfig) {
 		seen = cfg.ResponseMIMEType
 	}})
-	_, _, err := m.params(outputRequest(looseFormat, false))
+	_, _, err := m.params(replay.OutputRequest(looseFormat, false))
 	require.NoError(t, err)
 	assert.Equal(t, "application/json", seen)
 }
@@ -72,7 +61,7 @@ func TestOutputFormatEditRequest(t *testing.T) {
 // anything is sent (the server has no steps).
 func TestModelWithoutStructuredOutput(t *testing.T) {
 	m := modelFor(t, serve(t), Config{Model: "gemini-2.0-flash"})
-	req := outputRequest(looseFormat, false)
+	req := replay.OutputRequest(looseFormat, false)
 	_, err := m.Generate(context.Background(), req)
 	assert.ErrorIs(t, err, ErrConfig, "Generate")
 	assert.ErrorIs(t, replay.Collect(m, req).Err, ErrConfig, "Stream")

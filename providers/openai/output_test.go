@@ -21,14 +21,6 @@ var looseFormat = toolloop.OutputFormat{
 		`"properties":{"city":{"type":"string"},"note":{"type":"string","maxLength":80}},"required":["city"]}`),
 }
 
-// outputRequest is the weather request asking for format, without tools.
-func outputRequest(format toolloop.OutputFormat) *toolloop.Request {
-	req := replay.WeatherRequest()
-	req.Tools = nil
-	req.Output = &format
-	return req
-}
-
 // TestLooseOutputFormat checks, in the golden request bodies of both
 // APIs, how a schema strict mode cannot take is sent.
 func TestLooseOutputFormat(t *testing.T) {
@@ -37,7 +29,7 @@ func TestLooseOutputFormat(t *testing.T) {
 		replay.Step{Golden: "responses_output_format_loose", Response: rapi("structured_answer.json")},
 	)
 	for _, m := range []toolloop.Model{modelFor(t, srv, Config{}), responsesFor(t, srv, Config{})} {
-		resp, err := m.Generate(context.Background(), outputRequest(looseFormat))
+		resp, err := m.Generate(context.Background(), replay.OutputRequest(looseFormat, false))
 		require.NoError(t, err)
 		assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 	}
@@ -95,7 +87,7 @@ func TestOutputFailsBeforeSending(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t)
-			req := outputRequest(tt.format)
+			req := replay.OutputRequest(tt.format, false)
 			chat, responses := modelFor(t, srv, tt.cfg), responsesFor(t, srv, tt.cfg)
 			for what, err := range map[string]error{
 				"chat Generate":      second(chat.Generate(context.Background(), req)),

@@ -33,6 +33,17 @@ func WeatherRequest() *toolloop.Request {
 	}
 }
 
+// OutputRequest is WeatherRequest asking for format, with its tool or
+// none.
+func OutputRequest(format toolloop.OutputFormat, tools bool) *toolloop.Request {
+	req := WeatherRequest()
+	if !tools {
+		req.Tools = nil
+	}
+	req.Output = &format
+	return req
+}
+
 // JSON returns v as JSON, failing the test if it cannot be encoded.
 func JSON(t testing.TB, v any) string {
 	t.Helper()
