@@ -100,6 +100,10 @@ func TestTool(t *testing.T, tool toolloop.Tool, args json.RawMessage) {
 //
 // m is called three or four times; a scripted or replaying model must have
 // that many turns.
+//
+// TestModel suits any Model: a wrapper, a scripted model. A provider, a
+// Model that talks to an API, runs providertest.Run instead, which checks
+// the same and far more against fake servers in its wire format.
 func TestModel(t *testing.T, m toolloop.Model) {
 	t.Helper()
 	ctx := context.Background()

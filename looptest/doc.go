@@ -70,5 +70,7 @@
 // [Always] with one reply forever, checking nothing. [Recorder] collects
 // events, [AssertValid] checks that every call has exactly one result,
 // and [TestTool] and [TestModel] are conformance tests for your own Tool
-// and Model implementations, like testing/slogtest is for slog handlers.
+// and Model implementations, like testing/slogtest is for slog handlers
+// (a provider of your own runs providertest.Run, the kit OpenAI,
+// Anthropic and Gemini run).
 package looptest

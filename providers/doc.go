@@ -10,6 +10,8 @@
 //   - providers/gemini: the Gemini API (and Vertex AI), on google.golang.org/genai.
 //
 // Each is a module of its own, so a program pays only for the SDK it uses.
+// Each runs providers/providertest, the conformance kit, which a provider
+// of your own can run too.
 //
 // Reasoning models must get their reasoning back on the next turn:
 // Anthropic's signed thinking blocks, DeepSeek's reasoning_content,

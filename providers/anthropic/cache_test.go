@@ -34,7 +34,7 @@ func cacheRequest() *toolloop.Request {
 			call("toolu_2", "Tokyo"),
 			result("toolu_2", `{"temp_c":24}`),
 		},
-		Tools: []toolloop.ToolSpec{weatherTool, {Name: "to_fahrenheit", Description: "Convert Celsius to Fahrenheit.",
+		Tools: []toolloop.ToolSpec{replay.WeatherTool, {Name: "to_fahrenheit", Description: "Convert Celsius to Fahrenheit.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)}},
 	}
 }
@@ -91,7 +91,7 @@ func TestTopLevelCacheControlNotCounted(t *testing.T) {
 	p, err := m.params(cacheRequest())
 	require.NoError(t, err)
 	var body map[string]any
-	require.NoError(t, json.Unmarshal([]byte(mustJSON(t, p)), &body))
+	require.NoError(t, json.Unmarshal([]byte(replay.JSON(t, p)), &body))
 	assert.Equal(t, 1, countMarks(body))
 	delete(body, "cache_control")
 	assert.Equal(t, 0, countMarks(body))
@@ -135,16 +135,16 @@ func TestCachedToolsUnmarked(t *testing.T) {
 		p, err := m.params(req)
 		require.NoError(t, err)
 		require.Len(t, p.Tools, 2)
-		assert.Equal(t, 0, countMarks(mustDecode(t, mustJSON(t, p.Tools[0]))))
-		assert.Equal(t, 1, countMarks(mustDecode(t, mustJSON(t, p.Tools[1]))))
+		assert.Equal(t, 0, countMarks(mustDecode(t, replay.JSON(t, p.Tools[0]))))
+		assert.Equal(t, 1, countMarks(mustDecode(t, replay.JSON(t, p.Tools[1]))))
 	}
 	for _, spec := range req.Tools {
-		assert.Equal(t, 0, countMarks(mustDecode(t, mustJSON(t, m.tool(spec).param))), spec.Name)
+		assert.Equal(t, 0, countMarks(mustDecode(t, replay.JSON(t, m.tool(spec).param))), spec.Name)
 	}
 	other := mustNew(t, Config{APIKey: "unused"})
 	p, err := other.params(req)
 	require.NoError(t, err)
-	assert.Equal(t, 0, countMarks(mustDecode(t, mustJSON(t, p))))
+	assert.Equal(t, 0, countMarks(mustDecode(t, replay.JSON(t, p))))
 }
 
 func mustDecode(t *testing.T, s string) any {

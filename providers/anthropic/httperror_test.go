@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/replay"
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
@@ -21,11 +22,10 @@ func call(t *testing.T, stream bool, cfg Config) error {
 	t.Helper()
 	cfg.MaxRetries = -1
 	if !stream {
-		_, err := mustNew(t, cfg).Generate(context.Background(), weatherRequest())
+		_, err := mustNew(t, cfg).Generate(context.Background(), replay.WeatherRequest())
 		return err
 	}
-	_, _, err := collect(mustNew(t, cfg), weatherRequest())
-	return err
+	return replay.Collect(mustNew(t, cfg), replay.WeatherRequest()).Err
 }
 
 // TestHTTPErrorNamesTheRequest checks that an error response names the

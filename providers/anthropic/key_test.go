@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -80,4 +82,17 @@ func TestNewWithoutKey(t *testing.T) {
 			assert.Contains(t, err.Error(), "Config.APIKey")
 		})
 	}
+}
+
+// TestKeyAndPath checks where requests go, and that they carry the key
+// and the API version.
+func TestKeyAndPath(t *testing.T) {
+	srv := serve(t, replay.Step{Response: "plain.json"})
+	_, err := modelFor(t, srv, Config{}).Generate(context.Background(), replay.WeatherRequest())
+	require.NoError(t, err)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "/v1/messages", reqs[0].URL.Path)
+	assert.Equal(t, "test-key", reqs[0].Header.Get("X-Api-Key"))
+	assert.NotEmpty(t, reqs[0].Header.Get("Anthropic-Version"))
 }

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,87 +12,44 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
-// reportFormat is the output format of the structured answer tests: a
-// schema structured outputs take as it is.
-var reportFormat = toolloop.OutputFormat{
-	Name:        "weather_report",
-	Description: "The weather in a city, for a report.",
-	Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"},"summary":{"type":"string"}},` +
-		`"required":["city","temp_c","summary"],"additionalProperties":false}`),
-}
-
 // looseFormat has what structured outputs refuse: keywords it does not
-// take, a type list, an object that allows other properties.
+// take, a type list, an object that allows other properties. (The
+// conformance kit sends a format structured outputs take as it is.)
 var looseFormat = toolloop.OutputFormat{
 	Schema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"A report.",` +
 		`"properties":{"city":{"type":"string","minLength":1},"temp_c":{"type":["number","null"],"minimum":-90,"maximum":60}},"required":["city"]}`),
 }
 
-// structuredAnswer is the text of the structured answer responses.
-const structuredAnswer = `{"city":"Paris","temp_c":18,"summary":"Light rain, 18 °C."}`
-
-// outputRequest is the weather request asking for format, with the
-// weather tool or none.
-func outputRequest(format toolloop.OutputFormat, tools bool) *toolloop.Request {
-	req := weatherRequest()
-	if !tools {
-		req.Tools = nil
-	}
-	req.Output = &format
-	return req
-}
-
-func TestOutputFormat(t *testing.T) {
-	for _, tt := range []struct {
-		golden string
-		format toolloop.OutputFormat
-		tools  bool
-	}{
-		{"output_format", reportFormat, false},
-		{"output_format_tools", reportFormat, true},
-		{"output_format_loose", looseFormat, false},
-	} {
-		t.Run(tt.golden, func(t *testing.T) {
-			srv := serve(t, replay.Step{Golden: tt.golden, Response: "structured_answer.json"})
-			resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
-			require.NoError(t, err)
-			assert.JSONEq(t, structuredAnswer, resp.Message.Text())
-			assert.Equal(t, toolloop.StopEnd, resp.StopReason)
-		})
-	}
-}
-
-// TestOutputFormatStream checks that a structured answer streamed in
-// pieces that split its JSON (and a character) comes back whole.
-func TestOutputFormatStream(t *testing.T) {
-	srv := serve(t, replay.Step{Golden: "output_format_stream", Response: "stream_structured.sse", Chunk: 5})
-	resp, deltas, err := collect(modelFor(t, srv, Config{}), outputRequest(reportFormat, true))
+// TestLooseOutputFormat checks, in its golden request body, how a schema
+// structured outputs refuse is sent.
+func TestLooseOutputFormat(t *testing.T) {
+	srv := serve(t, replay.Step{Golden: "output_format_loose", Response: "structured_answer.json"})
+	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), replay.OutputRequest(looseFormat, false))
 	require.NoError(t, err)
-	require.NotNil(t, resp)
-	assert.Greater(t, len(deltas), 1)
-	assert.JSONEq(t, structuredAnswer, resp.Message.Text())
 	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
-}
-
-// TestOutputFormatRefusal checks that a refusal, which comes instead of
-// JSON, is a refusal, not an answer.
-func TestOutputFormatRefusal(t *testing.T) {
-	srv := serve(t, replay.Step{Response: "refusal.json"})
-	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
-	require.NoError(t, err)
-	assert.Equal(t, toolloop.StopRefusal, resp.StopReason)
 }
 
 // TestOutputFormatWithEffort checks that the format and the effort share
 // output_config.
 func TestOutputFormatWithEffort(t *testing.T) {
-	p, err := mustNew(t, Config{APIKey: "unused", Effort: "low", Thinking: Thinking{Adaptive: true}}).params(outputRequest(reportFormat, true))
+	p, err := mustNew(t, Config{APIKey: "unused", Effort: "low", Thinking: Thinking{Adaptive: true}}).params(replay.OutputRequest(looseFormat, true))
 	require.NoError(t, err)
 	oc, _ := replay.Body(t, p)["output_config"].(map[string]any)
 	assert.Equal(t, "low", oc["effort"])
 	format, _ := oc["format"].(map[string]any)
 	assert.Equal(t, "json_schema", format["type"])
 	assert.Contains(t, format, "schema")
+}
+
+// TestModelWithoutStructuredOutputs checks that a model without them
+// refuses Request.Output with ErrConfig, both ways of calling, before
+// anything is sent (the server has no steps).
+func TestModelWithoutStructuredOutputs(t *testing.T) {
+	m := modelFor(t, serve(t), Config{Model: "claude-sonnet-4-20250514"})
+	req := replay.OutputRequest(looseFormat, true)
+	_, err := m.Generate(context.Background(), req)
+	assert.ErrorIs(t, err, ErrConfig, "Generate")
+	assert.ErrorIs(t, replay.Collect(m, req).Err, ErrConfig, "Stream")
 }
 
 func TestNativeOutput(t *testing.T) {
@@ -126,37 +82,6 @@ func TestNativeOutput(t *testing.T) {
 		}
 	}
 	var _ toolloop.NativeOutput = (*Model)(nil)
-}
-
-// TestBadOutputFailsBeforeSending checks both ways of calling: an
-// error, ErrConfig when the model cannot take the format, and no request
-// (the server has no steps, so any request fails the test).
-func TestBadOutputFailsBeforeSending(t *testing.T) {
-	tests := []struct {
-		name   string
-		model  string
-		format toolloop.OutputFormat
-		config bool
-	}{
-		{"model without structured outputs", "claude-sonnet-4-20250514", reportFormat, true},
-		{"no schema", "", toolloop.OutputFormat{Name: "report"}, false},
-		{"null schema", "", toolloop.OutputFormat{Schema: json.RawMessage(`null`)}, false},
-		{"schema not an object", "", toolloop.OutputFormat{Schema: json.RawMessage(`["a"]`)}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t)
-			m := modelFor(t, srv, Config{Model: tt.model})
-			req := outputRequest(tt.format, true)
-			_, err := m.Generate(context.Background(), req)
-			require.Error(t, err, "Generate")
-			assert.Equal(t, tt.config, errors.Is(err, ErrConfig), "Generate: %v", err)
-			_, _, err = collect(m, req)
-			require.Error(t, err, "Stream")
-			assert.Equal(t, tt.config, errors.Is(err, ErrConfig), "Stream: %v", err)
-			assert.Empty(t, srv.Requests())
-		})
-	}
 }
 
 func TestFitSchema(t *testing.T) {

@@ -110,7 +110,7 @@ func TestSchemaLoosenedAndLogged(t *testing.T) {
 func TestCachePrompt(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		m := mustNew(t, Config{APIKey: "unused", CachePrompt: on})
-		p, err := m.params(weatherRequest())
+		p, err := m.params(replay.WeatherRequest())
 		require.NoError(t, err)
 		b, err := json.Marshal(p)
 		require.NoError(t, err)

@@ -77,10 +77,10 @@ func TestGenerateThinking(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: "generate_thinking", Response: tt.response})
-			got, err := modelFor(t, srv, Config{Thinking: Thinking{Budget: 2048}}).Generate(context.Background(), weatherRequest())
+			got, err := modelFor(t, srv, Config{Thinking: Thinking{Budget: 2048}}).Generate(context.Background(), replay.WeatherRequest())
 			require.NoError(t, err)
 			tt.want.Model = "claude-sonnet-4-5-20250929"
-			assert.JSONEq(t, mustJSON(t, tt.want), mustJSON(t, got))
+			assert.JSONEq(t, replay.JSON(t, tt.want), replay.JSON(t, got))
 		})
 	}
 }
@@ -94,7 +94,7 @@ func TestInterleavedThinkingSentBackInPlace(t *testing.T) {
 		replay.Step{Golden: "interleaved_turn2", Response: "plain.json"},
 	)
 	m := modelFor(t, srv, Config{Thinking: Thinking{Budget: 4096, Interleaved: true}, MaxTokens: 2048})
-	req := weatherRequest()
+	req := replay.WeatherRequest()
 	resp, err := m.Generate(context.Background(), req)
 	require.NoError(t, err)
 	msgs := append(req.Messages, resp.Message)
@@ -168,7 +168,7 @@ func TestStreamThinking(t *testing.T) {
 		m := modelFor(t, srv, Config{Thinking: Thinking{Budget: 10000, Display: "summarized"}})
 		var thoughts, text []string
 		var resp *toolloop.Response
-		for ch, err := range m.Stream(context.Background(), weatherRequest()) {
+		for ch, err := range m.Stream(context.Background(), replay.WeatherRequest()) {
 			require.NoError(t, err)
 			if ch.Reasoning != "" {
 				thoughts = append(thoughts, ch.Reasoning)
@@ -229,8 +229,8 @@ func TestThinkingAgentLoop(t *testing.T) {
 	require.NoError(t, err)
 	after, err := m.params(&toolloop.Request{Messages: back})
 	require.NoError(t, err)
-	assert.JSONEq(t, mustJSON(t, before), mustJSON(t, after))
-	assert.Contains(t, mustJSON(t, after), `"signature":"ErUBCkYIBRgCIkB1xQm7Zt2Lp9xWv3Ns8KbGc4dQ/oFjnW6ZfO2hPyA9gLs4tUe7VkxB0mNi5wQjC8rD3aHpGzS1oYv6uFEk2IT=="`)
+	assert.JSONEq(t, replay.JSON(t, before), replay.JSON(t, after))
+	assert.Contains(t, replay.JSON(t, after), `"signature":"ErUBCkYIBRgCIkB1xQm7Zt2Lp9xWv3Ns8KbGc4dQ/oFjnW6ZfO2hPyA9gLs4tUe7VkxB0mNi5wQjC8rD3aHpGzS1oYv6uFEk2IT=="`)
 }
 
 // TestOtherProvidersReasoningDropped sends a transcript whose reasoning
@@ -251,7 +251,7 @@ func TestOtherProvidersReasoningDropped(t *testing.T) {
 		{Role: toolloop.RoleUser, Content: []toolloop.Content{toolloop.TextContent("Thanks!"), foreign("reasoning in a user turn")}},
 	}
 	_, err := modelFor(t, srv, Config{Thinking: Thinking{Adaptive: true}, Effort: "medium"}).Generate(context.Background(),
-		&toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
+		&toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{replay.WeatherTool}})
 	require.NoError(t, err)
 	body := string(srv.Bodies()[0])
 	for _, s := range []string{"thought", "reasoning", "secret", "rs_1", "not shown"} {
@@ -293,7 +293,7 @@ func TestThinkingConfig(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			p, err := m.params(weatherRequest())
+			p, err := m.params(replay.WeatherRequest())
 			require.NoError(t, err)
 			assert.Equal(t, tt.maxTokens, p.MaxTokens)
 		})

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/replay"
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
@@ -26,11 +27,10 @@ func call(t *testing.T, stream bool, cfg Config) error {
 		cfg.Model = "gemini-2.5-flash"
 	}
 	if !stream {
-		_, err := mustNew(t, cfg).Generate(context.Background(), weatherRequest())
+		_, err := mustNew(t, cfg).Generate(context.Background(), replay.WeatherRequest())
 		return err
 	}
-	_, _, _, err := collect(mustNew(t, cfg), weatherRequest())
-	return err
+	return replay.Collect(mustNew(t, cfg), replay.WeatherRequest()).Err
 }
 
 // TestHTTPErrorNamesTheRequest checks that an error response names the
@@ -131,7 +131,7 @@ func TestConcurrentCallsNameTheirOwnRequests(t *testing.T) {
 		wg.Go(func() {
 			m := mustNew(t, Config{BaseURL: srv.URL, APIKey: "test-key", HTTPClient: hc, MaxRetries: -1,
 				Backend: genai.BackendGeminiAPI, Model: fmt.Sprintf("model-%d", i)})
-			_, err := m.Generate(context.Background(), weatherRequest())
+			_, err := m.Generate(context.Background(), replay.WeatherRequest())
 			var he *wire.HTTPError
 			if assert.ErrorAs(t, err, &he) {
 				urls[i] = he.URL

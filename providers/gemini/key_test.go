@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -81,5 +83,23 @@ func TestNewWithoutKey(t *testing.T) {
 				assert.Contains(t, err.Error(), s)
 			}
 		})
+	}
+}
+
+// TestKeyAndPath checks where requests go, streamed or not, and that they
+// carry the key.
+func TestKeyAndPath(t *testing.T) {
+	srv := serve(t, replay.Step{Response: "plain.json"}, replay.Step{Response: "stream_text.sse"})
+	m := modelFor(t, srv, Config{Model: "gemini-2.5-pro"})
+	_, err := m.Generate(context.Background(), replay.WeatherRequest())
+	require.NoError(t, err)
+	require.NoError(t, replay.Collect(m, replay.WeatherRequest()).Err)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "/v1beta/models/gemini-2.5-pro:generateContent", reqs[0].URL.Path)
+	assert.Equal(t, "/v1beta/models/gemini-2.5-pro:streamGenerateContent", reqs[1].URL.Path)
+	assert.Equal(t, "sse", reqs[1].URL.Query().Get("alt"))
+	for _, r := range reqs {
+		assert.Equal(t, "test-key", r.Header.Get("X-Goog-Api-Key"))
 	}
 }

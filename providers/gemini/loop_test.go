@@ -56,13 +56,3 @@ func TestAgentLoop(t *testing.T) {
 	assert.JSONEq(t, `{"text":"**Checking the weather**\n\nI need the current weather in Paris before I can answer.","thought":true}`, string(model.Parts[0]))
 	assert.JSONEq(t, `{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"CiYB0e2KS1ES8bnHGPAukYuCwnO2Kvti8Mq3UrJTTTetvB+JOzmKAf9HG4ODqoxpYBjvCb9BwqMAsVe5PNL9W6Rl"}`, string(model.Parts[1]))
 }
-
-// TestConformance runs the looptest conformance test against the provider
-// and a replay server.
-func TestConformance(t *testing.T) {
-	srv := serve(t,
-		replay.Step{Response: "plain.json"},
-		replay.Step{Response: "tool_call.json"},
-	)
-	looptest.TestModel(t, modelFor(t, srv, Config{MaxRetries: -1}))
-}

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"flag"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,10 +26,17 @@ func serve(t *testing.T, steps ...replay.Step) *replay.Server {
 // millisecond apart; cfg sets the rest.
 func modelFor(t testing.TB, srv *replay.Server, cfg Config) *Model {
 	t.Helper()
-	cfg.BaseURL = srv.URL
+	return modelAt(t, srv.URL, srv.Client(), cfg)
+}
+
+// modelAt returns a model talking to the server at url through client,
+// as modelFor does.
+func modelAt(t testing.TB, url string, client *http.Client, cfg Config) *Model {
+	t.Helper()
+	cfg.BaseURL = url
 	cfg.APIKey = "test-key"
 	cfg.Backend = genai.BackendGeminiAPI
-	cfg.HTTPClient = srv.Client()
+	cfg.HTTPClient = client
 	if cfg.HTTPOptions.RetryOptions == nil {
 		cfg.HTTPOptions.RetryOptions = &genai.HTTPRetryOptions{
 			InitialDelay: genai.Ptr(0.001), MaxDelay: genai.Ptr(0.001), Jitter: genai.Ptr(0.0),

@@ -3,8 +3,6 @@ package gemini
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,85 +13,35 @@ import (
 	"github.com/toolloop/toolloop/providers/internal/replay"
 )
 
-// reportFormat is the output format of the structured answer tests.
-var reportFormat = toolloop.OutputFormat{
-	Name:        "weather_report",
-	Description: "The weather in a city, for a report.",
-	Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"temp_c":{"type":"number"},"summary":{"type":"string"}},` +
-		`"required":["city","temp_c","summary"],"additionalProperties":false}`),
-}
-
 // looseFormat has keywords the API does not take (sent without them)
-// and a const (sent as a one-value enum).
+// and a const (sent as a one-value enum). (The conformance kit sends a
+// format the API takes as it is.)
 var looseFormat = toolloop.OutputFormat{
 	Schema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
 		`"properties":{"city":{"type":"string","minLength":1},"unit":{"const":"celsius"},"tags":{"type":"array","items":{"type":"string"},"uniqueItems":true}},` +
 		`"required":["city"],"patternProperties":{"^x-":{}}}`),
 }
 
-// structuredAnswer is the text of the structured answer responses.
-const structuredAnswer = `{"city":"Paris","temp_c":18,"summary":"Light rain, 18 °C."}`
-
-// outputRequest is the weather request asking for format, with the
-// weather tool or none.
-func outputRequest(format toolloop.OutputFormat, tools bool) *toolloop.Request {
-	req := weatherRequest()
-	if !tools {
-		req.Tools = nil
-	}
-	req.Output = &format
-	return req
-}
-
+// TestOutputFormat checks, in golden request bodies, what the
+// conformance kit's model (Gemini 2.5, which takes no format beside
+// tools) does not send: a schema less what the API does not take, and a
+// format beside a tool, on Gemini 3.
 func TestOutputFormat(t *testing.T) {
 	for _, tt := range []struct {
 		golden string
 		model  string
-		format toolloop.OutputFormat
 		tools  bool
 	}{
-		{"output_format", "gemini-2.5-flash", reportFormat, false},
-		{"output_format_tools", "gemini-3-pro-preview", reportFormat, true},
-		{"output_format_loose", "gemini-2.5-flash", looseFormat, false},
+		{"output_format_loose", "gemini-2.5-flash", false},
+		{"output_format_tools", "gemini-3-pro-preview", true},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			srv := serve(t, replay.Step{Golden: tt.golden, Response: "structured_answer.json"})
-			resp, err := modelFor(t, srv, Config{Model: tt.model}).Generate(context.Background(), outputRequest(tt.format, tt.tools))
+			resp, err := modelFor(t, srv, Config{Model: tt.model}).Generate(context.Background(), replay.OutputRequest(looseFormat, tt.tools))
 			require.NoError(t, err)
-			assert.JSONEq(t, structuredAnswer, resp.Message.Text())
 			assert.Equal(t, toolloop.StopEnd, resp.StopReason)
-			var sigs int
-			for _, c := range resp.Message.Content {
-				if c.Type == toolloop.ContentReasoning {
-					sigs++
-					assert.NotEmpty(t, c.Reasoning.Signature)
-				}
-			}
-			assert.Equal(t, 1, sigs, "the text's thought signature is kept, out of the text")
 		})
 	}
-}
-
-// TestOutputFormatStream checks that a structured answer streamed in
-// pieces that split its JSON (and a character) comes back whole.
-func TestOutputFormatStream(t *testing.T) {
-	srv := serve(t, replay.Step{Golden: "output_format_stream", Response: "stream_structured.sse", Chunk: 5})
-	resp, texts, _, err := collect(modelFor(t, srv, Config{Model: "gemini-3-pro-preview"}), outputRequest(reportFormat, true))
-	require.NoError(t, err)
-	require.NotNil(t, resp)
-	assert.Len(t, texts, 3)
-	assert.Equal(t, structuredAnswer, strings.Join(texts, ""))
-	assert.JSONEq(t, structuredAnswer, resp.Message.Text())
-	assert.Equal(t, toolloop.StopEnd, resp.StopReason)
-}
-
-// TestOutputFormatRefusal checks that a blocked answer, which comes
-// instead of JSON, is a refusal, not an answer.
-func TestOutputFormatRefusal(t *testing.T) {
-	srv := serve(t, replay.Step{Response: "safety.json"})
-	resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), outputRequest(reportFormat, false))
-	require.NoError(t, err)
-	assert.Equal(t, toolloop.StopRefusal, resp.StopReason)
 }
 
 // TestOutputFormatEditRequest checks that EditRequest sees the format,
@@ -103,9 +51,20 @@ func TestOutputFormatEditRequest(t *testing.T) {
 	m := mustNew(t, Config{APIKey: "unused", EditRequest: func(cfg *genai.GenerateContentConfig) {
 		seen = cfg.ResponseMIMEType
 	}})
-	_, _, err := m.params(outputRequest(reportFormat, false))
+	_, _, err := m.params(replay.OutputRequest(looseFormat, false))
 	require.NoError(t, err)
 	assert.Equal(t, "application/json", seen)
+}
+
+// TestModelWithoutStructuredOutput checks that a model without it
+// refuses Request.Output with ErrConfig, both ways of calling, before
+// anything is sent (the server has no steps).
+func TestModelWithoutStructuredOutput(t *testing.T) {
+	m := modelFor(t, serve(t), Config{Model: "gemini-2.0-flash"})
+	req := replay.OutputRequest(looseFormat, false)
+	_, err := m.Generate(context.Background(), req)
+	assert.ErrorIs(t, err, ErrConfig, "Generate")
+	assert.ErrorIs(t, replay.Collect(m, req).Err, ErrConfig, "Stream")
 }
 
 func TestNativeOutput(t *testing.T) {
@@ -133,37 +92,4 @@ func TestNativeOutput(t *testing.T) {
 		assert.Equal(t, tt.withTools, m.NativeOutput(true), "%s with tools", tt.model)
 	}
 	var _ toolloop.NativeOutput = (*Model)(nil)
-}
-
-// TestBadOutputFailsBeforeSending checks both ways of calling: an
-// error, ErrConfig when the model cannot take the format, and no request
-// (the server has no steps, so any request fails the test).
-func TestBadOutputFailsBeforeSending(t *testing.T) {
-	tests := []struct {
-		name   string
-		model  string
-		format toolloop.OutputFormat
-		tools  bool
-		config bool
-	}{
-		{"Gemini 2.5 beside tools", "gemini-2.5-flash", reportFormat, true, true},
-		{"model without structured output", "gemini-2.0-flash", reportFormat, false, true},
-		{"no schema", "gemini-3-pro-preview", toolloop.OutputFormat{Name: "report"}, true, false},
-		{"null schema", "gemini-3-pro-preview", toolloop.OutputFormat{Schema: json.RawMessage(`null`)}, true, false},
-		{"schema not an object", "gemini-3-pro-preview", toolloop.OutputFormat{Schema: json.RawMessage(`["a"]`)}, true, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t)
-			m := modelFor(t, srv, Config{Model: tt.model})
-			req := outputRequest(tt.format, tt.tools)
-			_, err := m.Generate(context.Background(), req)
-			require.Error(t, err, "Generate")
-			assert.Equal(t, tt.config, errors.Is(err, ErrConfig), "Generate: %v", err)
-			_, _, _, err = collect(m, req)
-			require.Error(t, err, "Stream")
-			assert.Equal(t, tt.config, errors.Is(err, ErrConfig), "Stream: %v", err)
-			assert.Empty(t, srv.Requests())
-		})
-	}
 }

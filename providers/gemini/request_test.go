@@ -92,7 +92,7 @@ func TestOtherProvidersReasoningIsDropped(t *testing.T) {
 		toolloop.ToolMessage(&toolloop.ToolResult{CallID: "toolu_1", Name: "get_weather", Status: toolloop.StatusOK,
 			Content: []toolloop.Content{text("18 °C, light rain")}}),
 	}
-	_, err := modelFor(t, srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
+	_, err := modelFor(t, srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{replay.WeatherTool}})
 	require.NoError(t, err)
 	var body struct {
 		Contents []*genai.Content `json:"contents"`
@@ -125,12 +125,12 @@ func TestReasoningRoundTrip(t *testing.T) {
 		t.Run(tt.response, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: tt.response})
 			m := modelFor(t, srv, Config{})
-			resp, err := m.Generate(context.Background(), weatherRequest())
+			resp, err := m.Generate(context.Background(), replay.WeatherRequest())
 			require.NoError(t, err)
 			// Through JSON, as a transcript saved between turns would be.
 			var msg toolloop.Message
-			require.NoError(t, json.Unmarshal([]byte(mustJSON(t, resp.Message)), &msg))
-			assert.JSONEq(t, tt.want, mustJSON(t, m.modelParts(&msg)))
+			require.NoError(t, json.Unmarshal([]byte(replay.JSON(t, resp.Message)), &msg))
+			assert.JSONEq(t, tt.want, replay.JSON(t, m.modelParts(&msg)))
 		})
 	}
 }
@@ -153,7 +153,7 @@ func TestToolArgs(t *testing.T) {
 		t.Run(tt.args, func(t *testing.T) {
 			args, wrapped := toolArgs(json.RawMessage(tt.args))
 			assert.Equal(t, tt.wrapped, wrapped)
-			assert.JSONEq(t, tt.want, mustJSON(t, args))
+			assert.JSONEq(t, tt.want, replay.JSON(t, args))
 		})
 	}
 }
@@ -180,7 +180,7 @@ func TestSchemaLoosenedAndLogged(t *testing.T) {
 	assert.JSONEq(t, `{"functionDeclarations":[{"name":"pick","description":"Pick one.","parametersJsonSchema":{"type":"object",
 		"properties":{"a":{"type":"string","enum":["x"]},"b":{"type":"array","items":{"type":"integer"}},
 		"c":{"anyOf":[{"type":"string","pattern":"^x"},{"type":"null"}]},"d":{"$ref":"#/$defs/d"}},
-		"$defs":{"d":{"type":"object","additionalProperties":{"type":"string"}}}}}]}`, mustJSON(t, config.Tools[0]))
+		"$defs":{"d":{"type":"object","additionalProperties":{"type":"string"}}}}}]}`, replay.JSON(t, config.Tools[0]))
 	logged := logs.Attrs(slog.LevelDebug)
 	require.Len(t, logged, 7)
 	for _, l := range logged {
@@ -207,7 +207,7 @@ func TestEditRequestAndExtras(t *testing.T) {
 			},
 		},
 	})
-	_, err := m.Generate(context.Background(), weatherRequest())
+	_, err := m.Generate(context.Background(), replay.WeatherRequest())
 	require.NoError(t, err)
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(srv.Bodies()[0], &body))
@@ -215,4 +215,12 @@ func TestEditRequestAndExtras(t *testing.T) {
 	assert.Equal(t, map[string]any{"team": "agents"}, body["labels"])
 	assert.Equal(t, "yes", srv.Requests()[0].Header.Get("X-Test"))
 	assert.True(t, strings.HasPrefix(srv.Requests()[0].URL.Path, "/v1beta/"))
+}
+
+// TestThinkingConfig checks, in its golden request body, how a thinking
+// level and thought summaries are asked for.
+func TestThinkingConfig(t *testing.T) {
+	srv := serve(t, replay.Step{Golden: "stream_thoughts", Response: "stream_thoughts.sse"})
+	m := modelFor(t, srv, Config{Model: "gemini-3-pro-preview", ThinkingLevel: "high", IncludeThoughts: true})
+	require.NoError(t, replay.Collect(m, replay.WeatherRequest()).Err)
 }

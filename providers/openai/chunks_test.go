@@ -34,7 +34,7 @@ func mistralExtra(t *testing.T, srv *replay.Server) json.RawMessage {
 // answer, and no chunk's JSON shows up as text.
 func TestGenerateMistralThinking(t *testing.T) {
 	srv := serve(t, replay.Step{Response: "mistral_thinking.json"})
-	got, err := modelFor(t, srv, Config{Model: "magistral-medium-latest"}).Generate(context.Background(), weatherRequest())
+	got, err := modelFor(t, srv, Config{Model: "magistral-medium-latest"}).Generate(context.Background(), replay.WeatherRequest())
 	require.NoError(t, err)
 	want := toolloop.Response{
 		Message: toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
@@ -45,7 +45,7 @@ func TestGenerateMistralThinking(t *testing.T) {
 		Usage:      toolloop.Usage{InputTokens: 142, OutputTokens: 159},
 		Model:      "magistral-medium-2509",
 	}
-	assert.JSONEq(t, mustJSON(t, want), mustJSON(t, got))
+	assert.JSONEq(t, replay.JSON(t, want), replay.JSON(t, got))
 	assert.Equal(t, mistralAnswer, got.Message.Text())
 }
 
@@ -55,14 +55,14 @@ func TestGenerateMistralThinking(t *testing.T) {
 func TestStreamMistralThinking(t *testing.T) {
 	for _, chunk := range []int{1, 7, 4096} {
 		srv := serve(t, replay.Step{Response: "mistral_thinking.sse", Chunk: chunk})
-		resp, text, reasoning := collectAll(t, modelFor(t, srv, Config{Model: "magistral-medium-latest"}), weatherRequest())
+		resp, text, reasoning := collectAll(t, modelFor(t, srv, Config{Model: "magistral-medium-latest"}), replay.WeatherRequest())
 		assert.Equal(t, []string{"It's 18", " °C in Paris,", " with light rain."}, text)
 		assert.Equal(t, []string{"The tool says Paris", " is at 18 °C with light rain.", " The user asked for the weather,", " so a short answer with both will do."}, reasoning)
 		want := toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
 			toolloop.ReasoningContent(mistralThinking, toolloop.Reasoning{Provider: "openai.chat", Extra: mistralExtra(t, srv)}),
 			toolloop.TextContent(mistralAnswer),
 		}}
-		assert.JSONEq(t, mustJSON(t, want), mustJSON(t, resp.Message))
+		assert.JSONEq(t, replay.JSON(t, want), replay.JSON(t, resp.Message))
 		assert.Equal(t, toolloop.StopEnd, resp.StopReason)
 		assert.Equal(t, toolloop.Usage{InputTokens: 142, OutputTokens: 159}, resp.Usage)
 	}
@@ -169,7 +169,7 @@ func TestContentChunksNotSentBack(t *testing.T) {
 	m := mustNew(t, Config{APIKey: "test-key", BaseURL: "http://localhost:8000/v1"})
 	extra, err := json.Marshal(chatExtra{Server: m.server, Field: fieldContent, Chunk: chunkReasoningText})
 	require.NoError(t, err)
-	req := weatherRequest()
+	req := replay.WeatherRequest()
 	req.Messages = append(req.Messages, toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
 		toolloop.ReasoningContent("Not this.", toolloop.Reasoning{Provider: "openai.chat", Extra: extra}),
 		toolloop.TextContent("Sure."),

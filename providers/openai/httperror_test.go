@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/replay"
 	"github.com/toolloop/toolloop/providers/internal/wire"
 )
 
@@ -27,15 +28,15 @@ func callModel(t *testing.T, api string, stream bool, cfg Config) error {
 	var seq func(yield func(toolloop.Chunk, error) bool)
 	switch {
 	case api == "chat" && !stream:
-		_, err := mustNew(t, cfg).Generate(ctx, weatherRequest())
+		_, err := mustNew(t, cfg).Generate(ctx, replay.WeatherRequest())
 		return err
 	case api == "chat":
-		seq = mustNew(t, cfg).Stream(ctx, weatherRequest())
+		seq = mustNew(t, cfg).Stream(ctx, replay.WeatherRequest())
 	case !stream:
-		_, err := mustNewResponses(t, cfg).Generate(ctx, weatherRequest())
+		_, err := mustNewResponses(t, cfg).Generate(ctx, replay.WeatherRequest())
 		return err
 	default:
-		seq = mustNewResponses(t, cfg).Stream(ctx, weatherRequest())
+		seq = mustNewResponses(t, cfg).Stream(ctx, replay.WeatherRequest())
 	}
 	for _, err := range seq {
 		if err != nil {

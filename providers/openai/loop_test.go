@@ -36,13 +36,3 @@ func TestAgentLoop(t *testing.T) {
 	assert.NotEmpty(t, rec.Of(toolloop.EventModelDelta), "text deltas become model.delta events")
 	replay.AssertGoldenTranscript(t, filepath.Join("testdata", "transcripts", "agent_loop.json"), res.Messages, *update)
 }
-
-// TestConformance runs the looptest conformance test against the provider
-// and a replay server.
-func TestConformance(t *testing.T) {
-	srv := serve(t,
-		replay.Step{Response: "plain.json"},
-		replay.Step{Response: "tool_call.json"},
-	)
-	looptest.TestModel(t, modelFor(t, srv, Config{}))
-}

@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,86 +24,6 @@ func extraFor(t *testing.T, srv *replay.Server, field string) json.RawMessage {
 	return b
 }
 
-func TestGenerateReasoning(t *testing.T) {
-	tests := []struct {
-		name     string
-		response string
-		want     func(srv *replay.Server) toolloop.Response
-	}{{
-		name:     "DeepSeek reasoner with a tool call",
-		response: "deepseek_tool_call.json",
-		want: func(srv *replay.Server) toolloop.Response {
-			return toolloop.Response{
-				Message: toolloop.Message{Role: toolloop.RoleAssistant,
-					Content: []toolloop.Content{toolloop.ReasoningContent(
-						`The user asks for the weather in Paris. The get_weather tool takes a city, so I should call it with "Paris".`,
-						toolloop.Reasoning{Provider: "openai.chat", Extra: extraFor(t, srv, "")})},
-					ToolCalls: []toolloop.ToolCall{{ID: "call_00_xJ3kq8Vb1mZ7cT2nR5wYpL9d", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}},
-				StopReason: toolloop.StopToolUse,
-				// total_tokens = prompt + completion: reasoning is inside completion.
-				Usage: toolloop.Usage{InputTokens: 312, OutputTokens: 96, CacheReadTokens: 256, ReasoningTokens: 71},
-				Model: "deepseek-reasoner",
-			}
-		},
-	}, {
-		name:     "Gemini thought signature on a tool call",
-		response: "gemini_tool_call.json",
-		want: func(srv *replay.Server) toolloop.Response {
-			return toolloop.Response{
-				Message: toolloop.Message{Role: toolloop.RoleAssistant,
-					Content: []toolloop.Content{toolloop.ReasoningContent("", toolloop.Reasoning{Provider: "openai.chat",
-						Signature: geminiSig, CallID: "function-call-4861201937516829764", Extra: extraFor(t, srv, "")})},
-					ToolCalls: []toolloop.ToolCall{{ID: "function-call-4861201937516829764", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}},
-				StopReason: toolloop.StopToolUse,
-				// total_tokens = prompt + completion + reasoning: reasoning is added.
-				Usage: toolloop.Usage{InputTokens: 58, OutputTokens: 15 + 98, ReasoningTokens: 98},
-				Model: "gemini-2.5-flash",
-			}
-		},
-	}, {
-		name:     "xAI reasoning_content, reasoning outside completion_tokens",
-		response: "xai_reasoning.json",
-		want: func(srv *replay.Server) toolloop.Response {
-			return toolloop.Response{
-				Message: toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
-					toolloop.ReasoningContent("A short answer about Paris in spring will do.", toolloop.Reasoning{Provider: "openai.chat", Extra: extraFor(t, srv, "")}),
-					toolloop.TextContent("Paris is usually mild in spring."),
-				}},
-				StopReason: toolloop.StopEnd,
-				Usage:      toolloop.Usage{InputTokens: 32, OutputTokens: 9 + 316, CacheReadTokens: 6, ReasoningTokens: 316},
-				Model:      "grok-3-mini",
-			}
-		},
-	}, {
-		name:     "vLLM reasoning field",
-		response: "vllm_reasoning.json",
-		want: func(srv *replay.Server) toolloop.Response {
-			return toolloop.Response{
-				Message: toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{
-					toolloop.ReasoningContent("Okay, the user asks about Paris in spring. Keep it short.", toolloop.Reasoning{Provider: "openai.chat", Extra: extraFor(t, srv, "reasoning")}),
-					toolloop.TextContent("Paris is usually mild in spring."),
-				}},
-				StopReason: toolloop.StopEnd,
-				Usage:      toolloop.Usage{InputTokens: 17, OutputTokens: 47},
-				Model:      "Qwen/Qwen3-8B",
-			}
-		},
-	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, replay.Step{Response: tt.response})
-			got, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
-			require.NoError(t, err)
-			assert.JSONEq(t, mustJSON(t, tt.want(srv)), mustJSON(t, got))
-			for _, c := range got.Message.Content {
-				if c.Type == toolloop.ContentReasoning && c.Text != "" {
-					assert.NotContains(t, got.Message.Text(), c.Text, "reasoning is never text")
-				}
-			}
-		})
-	}
-}
-
 // collectAll drains a stream: the final response, the text and the
 // reasoning deltas.
 func collectAll(t *testing.T, m *Model, req *toolloop.Request) (resp *toolloop.Response, text, reasoning []string) {
@@ -124,22 +43,6 @@ func collectAll(t *testing.T, m *Model, req *toolloop.Request) (resp *toolloop.R
 	}
 	require.NotNil(t, resp)
 	return resp, text, reasoning
-}
-
-func TestStreamReasoning(t *testing.T) {
-	for _, chunk := range []int{1, 7, 4096} {
-		srv := serve(t, replay.Step{Response: "deepseek_turn1.sse", Chunk: chunk})
-		resp, text, reasoning := collectAll(t, modelFor(t, srv, Config{Model: "deepseek-reasoner"}), weatherRequest())
-		assert.Empty(t, text)
-		assert.Equal(t, []string{"The user wants ", "the weather in Paris", ". I have get_weather,", " which takes a city", " name. I'll call it."}, reasoning)
-		want := toolloop.Message{Role: toolloop.RoleAssistant,
-			Content: []toolloop.Content{toolloop.ReasoningContent(strings.Join(reasoning, ""),
-				toolloop.Reasoning{Provider: "openai.chat", Extra: extraFor(t, srv, "")})},
-			ToolCalls: []toolloop.ToolCall{{ID: "call_00_xJ3kq8Vb1mZ7cT2nR5wYpL9d", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)}}}
-		assert.JSONEq(t, mustJSON(t, want), mustJSON(t, resp.Message))
-		assert.Equal(t, toolloop.StopToolUse, resp.StopReason)
-		assert.Equal(t, toolloop.Usage{InputTokens: 187, OutputTokens: 64, CacheReadTokens: 128, ReasoningTokens: 38}, resp.Usage)
-	}
 }
 
 // sentMessages decodes the messages of a request body.
@@ -219,7 +122,7 @@ func TestReasoningSentBack(t *testing.T) {
 		{ID: "call_2", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Tokyo"}`)},
 	}
 	transcript := func(assistant ...toolloop.Content) *toolloop.Request {
-		req := weatherRequest()
+		req := replay.WeatherRequest()
 		req.Messages = append(req.Messages,
 			toolloop.Message{Role: toolloop.RoleAssistant, Content: append(assistant, toolloop.TextContent("Checking.")), ToolCalls: calls, StopReason: toolloop.StopToolUse},
 			toolloop.ToolMessage(&toolloop.ToolResult{CallID: "call_1", Name: "get_weather", Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.TextContent("18 °C")}}),

@@ -122,20 +122,10 @@ func TestResponsesDropsOtherProvidersReasoning(t *testing.T) {
 		toolloop.ToolMessage(&toolloop.ToolResult{CallID: "toolu_01A", Name: "get_weather", Status: toolloop.StatusOK,
 			Content: []toolloop.Content{toolloop.TextContent("18°C, light rain")}}),
 	}
-	_, err := responsesFor(t, srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{weatherTool}})
+	_, err := responsesFor(t, srv, Config{}).Generate(context.Background(), &toolloop.Request{Messages: msgs, Tools: []toolloop.ToolSpec{replay.WeatherTool}})
 	require.NoError(t, err)
 	body := srv.Bodies()[0]
 	for _, s := range []string{"Secret plan", "EqQBCkgIARABGAIiQL2sig", "EmwKAhgBEgy3va3pzix", "thinking_1", `"reasoning"`} {
 		assert.False(t, bytes.Contains(body, []byte(s)), "the request carries %q", s)
 	}
-}
-
-// TestResponsesConformance runs the looptest conformance test against the
-// Responses model and a replay server.
-func TestResponsesConformance(t *testing.T) {
-	srv := serve(t,
-		replay.Step{Response: rapi("text.json")},
-		replay.Step{Response: rapi("tool_call.json")},
-	)
-	looptest.TestModel(t, responsesFor(t, srv, Config{}))
 }

@@ -75,7 +75,7 @@ func TestResponsesTranscriptMapping(t *testing.T) {
 	m := responsesFor(t, srv, Config{Model: "gpt-5", MaxTokens: 512, Temperature: &temp, Strict: true,
 		ReasoningEffort: "high", ReasoningSummary: "detailed"})
 	tools := []toolloop.ToolSpec{
-		weatherTool,
+		replay.WeatherTool,
 		{Name: "zoom", Description: "Zoom in.", InputSchema: json.RawMessage(`{"type":"object","properties":{"factor":{"type":"number"}}}`)},
 	}
 	_, err := m.Generate(context.Background(), &toolloop.Request{Messages: responsesTranscript(), Tools: tools})

@@ -74,7 +74,7 @@ func TestStrictToolsFallBack(t *testing.T) {
 		// refuses: held to the rest, the model could not satisfy the anyOf.
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":["string","null"]},"b":{"type":["string","null"]}},"required":["a","b"],"additionalProperties":false,"anyOf":[{"properties":{"a":{"type":"string"}}},{"properties":{"b":{"type":"string"}}}]}`),
 	}
-	req := &toolloop.Request{Messages: []toolloop.Message{toolloop.UserMessage("hi")}, Tools: []toolloop.ToolSpec{weatherTool, loose, combinator}}
+	req := &toolloop.Request{Messages: []toolloop.Message{toolloop.UserMessage("hi")}, Tools: []toolloop.ToolSpec{replay.WeatherTool, loose, combinator}}
 	_, err := m.Generate(context.Background(), req)
 	require.NoError(t, err)
 	var nonStrict []string
@@ -97,7 +97,7 @@ func TestStrictToolsFallBack(t *testing.T) {
 
 func TestNotStrictByDefault(t *testing.T) {
 	m := mustNew(t, Config{APIKey: "unused"})
-	p, err := m.params(&toolloop.Request{Tools: []toolloop.ToolSpec{weatherTool}})
+	p, err := m.params(&toolloop.Request{Tools: []toolloop.ToolSpec{replay.WeatherTool}})
 	require.NoError(t, err)
 	b, err := json.Marshal(p)
 	require.NoError(t, err)

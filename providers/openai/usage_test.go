@@ -40,7 +40,7 @@ func TestUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.response, func(t *testing.T) {
 			srv := serve(t, replay.Step{Response: tt.response})
-			resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), weatherRequest())
+			resp, err := modelFor(t, srv, Config{}).Generate(context.Background(), replay.WeatherRequest())
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, resp.Usage)
 		})

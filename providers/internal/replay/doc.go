@@ -1,5 +1,7 @@
-// Package replay is the provider tests' stand-in for the APIs: an httptest
-// server that plays recorded responses (JSON bodies, or event streams sent
-// in small flushed pieces) and checks each request body against a golden
-// file, plus the helpers the provider tests share.
+// Package replay holds what the provider packages' own tests share: steps
+// that name recorded responses and golden request bodies in a package's
+// testdata, played by the conformance kit's server
+// (providers/providertest), the request most of them send, and the
+// helpers of the transcript-validity tests. What every provider must do is
+// checked by the kit; these are for each provider's wire quirks.
 package replay

@@ -14,6 +14,75 @@ import (
 	"github.com/toolloop/toolloop/looptest"
 )
 
+// WeatherTool is the tool of WeatherRequest.
+var WeatherTool = toolloop.ToolSpec{
+	Name:        "get_weather",
+	Description: "Get the current weather for a city.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string","description":"City name"}},"required":["city"],"additionalProperties":false}`),
+}
+
+// WeatherRequest is the request of most provider tests, and of the
+// conformance kit: a system prompt, one question and one tool.
+func WeatherRequest() *toolloop.Request {
+	return &toolloop.Request{
+		Messages: []toolloop.Message{
+			toolloop.SystemMessage("You are a weather assistant."),
+			toolloop.UserMessage("What's the weather in Paris?"),
+		},
+		Tools: []toolloop.ToolSpec{WeatherTool},
+	}
+}
+
+// OutputRequest is WeatherRequest asking for format, with its tool or
+// none.
+func OutputRequest(format toolloop.OutputFormat, tools bool) *toolloop.Request {
+	req := WeatherRequest()
+	if !tools {
+		req.Tools = nil
+	}
+	req.Output = &format
+	return req
+}
+
+// JSON returns v as JSON, failing the test if it cannot be encoded.
+func JSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Streamed is what a stream yielded: its response, if it ended with one,
+// its text and reasoning deltas, and its error.
+type Streamed struct {
+	Response        *toolloop.Response
+	Text, Reasoning []string
+	Err             error
+}
+
+// Collect drains a stream of m for req.
+func Collect(m toolloop.Streamer, req *toolloop.Request) Streamed {
+	var s Streamed
+	for ch, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			s.Err = err
+			return s
+		}
+		if ch.Text != "" {
+			s.Text = append(s.Text, ch.Text)
+		}
+		if ch.Reasoning != "" {
+			s.Reasoning = append(s.Reasoning, ch.Reasoning)
+		}
+		if ch.Response != nil {
+			s.Response = ch.Response
+		}
+	}
+	return s
+}
+
 // WeatherTools returns the tools of the agent loop tests: deterministic
 // and offline. get_weather knows Paris and Tokyo; to_fahrenheit converts.
 func WeatherTools() *toolloop.ToolRegistry {
