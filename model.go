@@ -49,7 +49,8 @@ type Response struct {
 // Generate must honour ctx, must not keep req or its slices after it
 // returns, and must be safe to call again after it returns an error. A
 // provider failure is a Go error; a refusal is a Response with
-// [StopRefusal]. Use looptest.TestModel to check an implementation.
+// [StopRefusal]. Use looptest.TestModel to check an implementation, and
+// providers/providertest.Run to check a provider against its wire format.
 type Model interface {
 	Generate(ctx context.Context, req *Request) (*Response, error)
 }
