@@ -2,8 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -13,13 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolloop/toolloop/providers"
 	"github.com/toolloop/toolloop/providers/internal/replay"
 )
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestNewWithoutKey checks that New fails at once, before any request,
 // without credentials, with an error that matches providers.ErrConfig and
@@ -48,25 +41,16 @@ func TestNewWithoutKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Setenv("ANTHROPIC_CONFIG_DIR", dir)
-			for _, v := range credentialVars {
-				t.Setenv(v, "") // restored when the test ends
-				require.NoError(t, os.Unsetenv(v))
-			}
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
+			replay.Unsetenv(t, credentialVars, tt.env)
 			if tt.profile {
 				require.NoError(t, os.MkdirAll(filepath.Join(dir, "configs"), 0o700))
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "configs", "default.json"),
 					[]byte(`{"version":"1.0","authentication":{"type":"user_oauth"}}`), 0o600))
 			}
-			var sent atomic.Int32
 			cfg := tt.cfg
 			cfg.MaxRetries = -1
-			cfg.HTTPClient = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
-				sent.Add(1)
-				return nil, errors.New("the test sends no request")
-			})}
+			var sent *atomic.Int32
+			cfg.HTTPClient, sent = replay.Offline()
 			m, err := New(cfg)
 			assert.Zero(t, sent.Load(), "no request was made")
 			if tt.wantOK {
@@ -75,11 +59,8 @@ func TestNewWithoutKey(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Nil(t, m)
-			assert.ErrorIs(t, err, providers.ErrConfig)
-			assert.ErrorIs(t, err, providers.ErrAuth)
+			replay.MissingKey(t, err, "ANTHROPIC_API_KEY")
 			assert.NotErrorIs(t, err, ErrConfig, "the config itself is fine")
-			assert.Contains(t, err.Error(), "ANTHROPIC_API_KEY")
-			assert.Contains(t, err.Error(), "Config.APIKey")
 		})
 	}
 }

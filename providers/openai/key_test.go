@@ -1,30 +1,13 @@
 package openai
 
 import (
-	"errors"
-	"net/http"
 	"sync/atomic"
 	"testing"
 
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/toolloop/toolloop/providers"
+	"github.com/toolloop/toolloop/providers/internal/replay"
 )
-
-// countingClient returns an HTTP client that sends nothing: it counts the
-// requests it is asked to send, and fails them.
-func countingClient(n *atomic.Int32) *http.Client {
-	return &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
-		n.Add(1)
-		return nil, errors.New("the test sends no request")
-	})}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestNewWithoutKey checks that both constructors fail at once, before any
 // request, when requests would go to OpenAI's API without a key, with an
@@ -48,14 +31,10 @@ func TestNewWithoutKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("OPENAI_API_KEY", "")
-			t.Setenv("OPENAI_BASE_URL", "")
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			var sent atomic.Int32
+			replay.Unsetenv(t, []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}, tt.env)
 			cfg := tt.cfg
-			cfg.HTTPClient = countingClient(&sent)
+			var sent *atomic.Int32
+			cfg.HTTPClient, sent = replay.Offline()
 			cfg.MaxRetries = -1
 			chat, err := New(cfg)
 			responses, rerr := NewResponses(cfg)
@@ -64,13 +43,8 @@ func TestNewWithoutKey(t *testing.T) {
 				assert.NoError(t, rerr)
 				return
 			}
-			for _, err := range []error{err, rerr} {
-				require.Error(t, err)
-				assert.ErrorIs(t, err, providers.ErrConfig)
-				assert.ErrorIs(t, err, providers.ErrAuth)
-				assert.Contains(t, err.Error(), "OPENAI_API_KEY")
-				assert.Contains(t, err.Error(), "Config.APIKey")
-			}
+			replay.MissingKey(t, err, "OPENAI_API_KEY")
+			replay.MissingKey(t, rerr, "OPENAI_API_KEY")
 			assert.Nil(t, chat)
 			assert.Nil(t, responses)
 			assert.Zero(t, sent.Load(), "no request was made")
