@@ -307,10 +307,7 @@ func (rn *runState) sendBack(res *RunResult, calls []ToolCall, done []*ToolResul
 			if done == nil || done[i] == nil {
 				res.ToolCalls-- // counted by overBudget, never run
 			}
-			r = notRunResult(tc, msg)
-			if rn.observed {
-				rn.emit(&Event{Type: EventComplete, CallID: tc.ID, Tool: tc.Name, Result: r})
-			}
+			r = rn.answerNotRun(tc, msg)
 		}
 		res.Messages = append(res.Messages, ToolMessage(r))
 		res.Executions = append(res.Executions, execution(rn.turn, r))

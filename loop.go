@@ -316,11 +316,7 @@ func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
 		if k++; k <= allowed {
 			continue
 		}
-		r := notRunResult(calls[i], why)
-		done[i] = r
-		if rn.observed {
-			rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name, Result: r})
-		}
+		done[i] = rn.answerNotRun(calls[i], why)
 	}
 	return done
 }

@@ -104,13 +104,20 @@ func (rn *runState) logger() *slog.Logger {
 // notRun answers calls the loop will not run with canceled results.
 func (rn *runState) notRun(res *RunResult, calls []ToolCall, why string) {
 	for _, tc := range calls {
-		r := notRunResult(tc, why)
+		r := rn.answerNotRun(tc, why)
 		res.Messages = append(res.Messages, ToolMessage(r))
 		res.Executions = append(res.Executions, execution(rn.turn, r))
-		if rn.observed {
-			rn.emit(&Event{Type: EventComplete, CallID: tc.ID, Tool: tc.Name, Result: r})
-		}
 	}
+}
+
+// answerNotRun answers a call the loop will not run with a canceled
+// result, and reports its completion.
+func (rn *runState) answerNotRun(tc ToolCall, why string) *ToolResult {
+	r := notRunResult(tc, why)
+	if rn.observed {
+		rn.emit(&Event{Type: EventComplete, CallID: tc.ID, Tool: tc.Name, Result: r})
+	}
+	return r
 }
 
 // notRunResult answers a call the loop did not run.

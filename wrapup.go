@@ -187,21 +187,14 @@ func (rn *runState) wrapUpAnswer(ctx context.Context, res *RunResult, o *outputS
 				answer = true
 				continue
 			}
-			done[i] = notRunResult(tc, wrapUpNotRun)
-			if rn.observed {
-				rn.emit(&Event{Type: EventComplete, CallID: tc.ID, Tool: tc.Name, Result: done[i]})
-			}
+			done[i] = rn.answerNotRun(tc, wrapUpNotRun)
 		}
 		if answer {
 			res.OutputCalls++
 		}
 		results, pending := rn.runTurn(ctx, msg.ToolCalls, done, nil)
 		for _, p := range pending {
-			r := notRunResult(msg.ToolCalls[p.Index], wrapUpNotRun)
-			results[p.Index] = r
-			if rn.observed {
-				rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name, Result: r})
-			}
+			results[p.Index] = rn.answerNotRun(msg.ToolCalls[p.Index], wrapUpNotRun)
 		}
 		rn.appendResults(res, results)
 		a, bad := o.toolAnswer(msg.ToolCalls, results)
