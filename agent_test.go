@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -703,4 +704,17 @@ func TestAgentToolTypedChild(t *testing.T) {
 	require.Len(t, r.Content, 1)
 	assert.Equal(t, toolloop.ContentJSON, r.Content[0].Type)
 	assert.JSONEq(t, `{"answer":"yes","confidence":0.5}`, string(r.Content[0].JSON))
+}
+
+// TestAgentLoopSurface keeps AgentLoop's settings grouped: new settings
+// go into Limits, Budget or a small struct of their own, not beside them
+// (issue 31 brought 29 fields down to 18).
+func TestAgentLoopSurface(t *testing.T) {
+	n := 0
+	for f := range reflect.TypeFor[toolloop.AgentLoop]().Fields() {
+		if f.IsExported() {
+			n++
+		}
+	}
+	assert.LessOrEqual(t, n, 20, "AgentLoop has %d exported fields: group new settings in Limits, Budget or a struct of their own", n)
 }
