@@ -19,10 +19,20 @@ const (
 	// EventRunPaused: the run stopped to wait for approvals; Pending lists
 	// the calls that wait, and Agents the calls to agents used as tools
 	// whose runs paused, with their states (as PauseState.Agents holds
-	// them, so that a log can resume the run).
+	// them, so that a log can resume the run), and Queued the messages
+	// sent into the run and not yet delivered.
 	EventRunPaused EventType = "run.paused"
 	// EventRunEnd closes a run: StopReason, Usage and Error.
 	EventRunEnd EventType = "run.end"
+	// EventUserMessage: a message sent into the running run (see [Inbox])
+	// was delivered, before a model request; Messages holds it, as
+	// appended to the transcript, and Origin says how it was sent.
+	EventUserMessage EventType = "user.message"
+	// EventRunInterrupted: an interrupt (see [Inbox.Interrupt]) stopped
+	// the run at the point its mode names; Interrupt holds it. The run
+	// ends next (run.end, with ErrInterrupted) or, with
+	// Interrupt.Continue, goes on with the queued messages.
+	EventRunInterrupted EventType = "run.interrupted"
 	// EventTranscriptRepaired: the input transcript had tool calls without
 	// results, or results without calls, and was repaired before use.
 	// Messages holds the synthesized results; Repairs says what was done.
@@ -141,6 +151,13 @@ type Event struct {
 	Approvals  map[string]Approval `json:"approvals,omitempty"`
 	StopReason StopReason          `json:"stop_reason,omitempty"`
 	Usage      *Usage              `json:"usage,omitempty"`
+	// Origin is where the message of a user.message event came from.
+	Origin Origin `json:"origin,omitempty"`
+	// Interrupt is the interrupt that stopped the run, on run.interrupted.
+	Interrupt *Interrupt `json:"interrupt,omitempty"`
+	// Queued, on run.paused, holds the messages sent into the run that
+	// were not delivered when it paused (as PauseState.Queued holds them).
+	Queued []QueuedMessage `json:"queued,omitempty"`
 	// Accounting is what the run has spent, on run.paused, run.limit and
 	// run.end.
 	Accounting *Accounting `json:"accounting,omitempty"`

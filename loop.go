@@ -44,6 +44,12 @@ func (l *AgentLoop) runWith(ctx context.Context, msgs []Message, stream func(Eve
 	if err := rn.setup(output); err != nil {
 		return nil, err
 	}
+	inner, cancel := rn.budgetContext(ctx)
+	defer cancel()
+	inner, err := rn.steerSetup(inner, nil)
+	if err != nil {
+		return nil, err
+	}
 	// Room for a turn or two, so a short run does not grow the transcript
 	// at every message.
 	res := &RunResult{RunID: rn.id, Messages: append(make([]Message, 0, len(msgs)+4), msgs...)}
@@ -52,8 +58,6 @@ func (l *AgentLoop) runWith(ctx context.Context, msgs []Message, stream func(Eve
 		res.Messages = fixed
 		rn.emit(&Event{Type: EventTranscriptRepaired, Messages: synth, Repairs: notes})
 	}
-	inner, cancel := rn.budgetContext(ctx)
-	defer cancel()
 	return l.loop(ctx, inner, rn, res)
 }
 
@@ -81,8 +85,12 @@ func budgetCause(outer, ctx context.Context) error {
 }
 
 // loop takes model turns until the run ends. ctx is outer with the
-// budget's deadline; the wrap-up turn runs on outer.
+// budget's deadline (and, for a run with an inbox, the context an
+// interrupt cancels); the wrap-up turn runs on outer.
 func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResult) (*RunResult, error) {
+	if rn.steer != nil {
+		defer rn.steer.detach()
+	}
 	for {
 		if err := budgetCause(outer, ctx); err != nil {
 			return rn.limitReached(outer, res, err)
@@ -94,12 +102,24 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 			res.StopReason = StopToolUse
 			return rn.limitReached(outer, res, &BudgetError{Limit: LimitTurns, Used: float64(rn.turn), Max: float64(most)})
 		}
+		if rn.steer != nil { // the safe point: interrupts, then messages
+			var stop bool
+			if ctx, stop, _ = rn.safePoint(ctx, res, false); stop {
+				return rn.end(res, ErrInterrupted)
+			}
+		}
 		if err := ctx.Err(); err != nil {
+			if rn.steer != nil && rn.steer.cut(ctx) {
+				continue // an interrupt came: act on it
+			}
 			res.StopReason = StopAborted
 			return rn.end(res, err)
 		}
 		if len(l.ContextManagers) > 0 {
 			if _, err := rn.manageContext(ctx, res, false); err != nil {
+				if rn.steer != nil && rn.steer.cut(ctx) {
+					continue
+				}
 				return rn.aborted(outer, ctx, res, err)
 			}
 		}
@@ -113,6 +133,10 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 			}
 		}
 		if err != nil {
+			if rn.steer != nil && rn.steer.cut(ctx) {
+				rn.keepPartial(res)
+				continue
+			}
 			if be := budgetCause(outer, ctx); be != nil {
 				res.StopReason = StopAborted
 				return rn.limitReached(outer, res, be)
@@ -140,6 +164,12 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 					return rn.end(res, err)
 				}
 			}
+			if rn.steer != nil {
+				var more bool
+				if ctx, _, more = rn.safePoint(ctx, res, true); more {
+					continue // follow-ups: the run goes on
+				}
+			}
 			return rn.end(res, nil)
 		}
 		switch msg.StopReason {
@@ -150,6 +180,10 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 		case StopRefusal:
 			rn.notRun(res, msg.ToolCalls, "not run: the provider refused or filtered this turn")
 			return rn.end(res, nil)
+		}
+		if rn.steer != nil && rn.steer.holding() {
+			rn.notRun(res, msg.ToolCalls, notRunInterrupted)
+			continue
 		}
 		done := rn.overBudget(res, msg.ToolCalls)
 		if len(l.TurnProcessors) > 0 {
@@ -169,6 +203,9 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 		}
 		rn.appendResults(res, results)
 		if err := ctx.Err(); err != nil {
+			if rn.steer != nil && rn.steer.cut(ctx) {
+				continue
+			}
 			return rn.aborted(outer, ctx, res, err)
 		}
 		ran := results
@@ -187,12 +224,20 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 			if end, err := rn.checkAnswer(res, &msg, results); end {
 				if err != nil {
 					res.StopReason = StopError
+				} else if rn.steer != nil {
+					var more bool
+					if ctx, _, more = rn.safePoint(ctx, res, true); more {
+						continue
+					}
 				}
 				return rn.end(res, err)
 			}
 		}
 	}
 }
+
+// notRunInterrupted answers the calls an interrupt kept from starting.
+const notRunInterrupted = "not run: the run was interrupted before this call started"
 
 // aborted ends a run whose context is done: at the budget's deadline, as
 // a limit; otherwise as cancelled.
@@ -383,6 +428,9 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, 
 		rn.tokens.specs = estimateSpecs(req.Tools)
 	}
 	rn.emit(&Event{Type: EventModelRequest})
+	if rn.steer != nil {
+		rn.steer.partial.Reset()
+	}
 	resp, err := l.callModel(ctx, rn, req)
 	if err == nil && resp == nil {
 		err = errors.New("model returned no response")
@@ -423,6 +471,9 @@ func (rn *runState) streamTurn(ctx context.Context, s Streamer, req *Request) (*
 			rn.emit(&Event{Type: EventModelReasoningDelta, Text: ch.Reasoning})
 		}
 		if ch.Text != "" {
+			if rn.steer != nil {
+				rn.steer.partial.WriteString(ch.Text)
+			}
 			rn.emit(&Event{Type: EventModelDelta, Text: ch.Text})
 		}
 		if ch.Response != nil {

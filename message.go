@@ -136,6 +136,10 @@ const (
 	StopError StopReason = "error"
 	// StopAborted: the turn was cancelled before it ended.
 	StopAborted StopReason = "aborted"
+	// StopInterrupted: an [Inbox.Interrupt] stopped the run, or cut the
+	// model's turn short (on the assistant message holding the text it
+	// had streamed).
+	StopInterrupted StopReason = "interrupted"
 )
 
 // Usage counts tokens.

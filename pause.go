@@ -93,6 +93,12 @@ type PauseState struct {
 	Output *OutputFormat `json:"output,omitempty"`
 	// InvalidOutputs counts the invalid final answers the run has had.
 	InvalidOutputs int `json:"invalid_outputs,omitempty"`
+	// Queued holds the messages sent into the run (see [Inbox]) that it
+	// had not delivered when it paused, in the order sent. A program may
+	// add to it while the run is paused. Resume delivers them as the run
+	// would have: steering messages at its first safe point, follow-ups
+	// when it would otherwise end.
+	Queued []QueuedMessage `json:"queued,omitempty"`
 }
 
 func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []PendingCall) (*RunResult, error) {
@@ -120,8 +126,11 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 	}
 	res.Paused = st
 	res.StopReason = StopToolUse
+	if rn.steer != nil {
+		rn.undelivered(res)
+	}
 	acc := res.Accounting
-	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Agents: agents, Accounting: &acc})
+	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Agents: agents, Queued: st.Queued, Accounting: &acc})
 	return rn.end(res, ErrPaused)
 }
 
@@ -185,10 +194,14 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 		RunID: rn.id, Messages: slices.Clone(st.Messages), Turns: st.Turn,
 		Executions: slices.Clone(st.Executions), Accounting: st.Accounting,
 	}
-	rn.emit(&Event{Type: EventRunResumed, Approvals: decisions})
 	outer := ctx
 	ctx, cancel := rn.budgetContext(ctx)
 	defer cancel()
+	ctx, err = rn.steerSetup(ctx, st.Queued)
+	if err != nil {
+		return nil, err
+	}
+	rn.emit(&Event{Type: EventRunResumed, Approvals: decisions})
 	exec := func(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall) {
 		p, ok := byIndex[int(cr.index)]
 		switch {
@@ -204,7 +217,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 		return rn.pause(res, results, pending)
 	}
 	rn.appendResults(res, results)
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && (rn.steer == nil || !rn.steer.cut(ctx)) {
 		return rn.aborted(outer, ctx, res, err)
 	}
 	if err := rn.checkFailures(res, results); err != nil {

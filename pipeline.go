@@ -557,6 +557,9 @@ func (cr *callRun) contextResult(timedOut bool, extra string) *ToolResult {
 	if timedOut {
 		return errorResult(KindTimeout, "tool %s timed out after %v%s", cr.tc.Name, cr.timeout, extra)
 	}
+	if cr.parent != nil && context.Cause(cr.parent) == errInterruptNow {
+		return errorResult(KindCanceled, "tool %s was canceled: the run was interrupted while it ran%s", cr.tc.Name, extra)
+	}
 	return errorResult(KindCanceled, "tool %s was canceled: the run was stopped while it ran%s", cr.tc.Name, extra)
 }
 

@@ -26,6 +26,11 @@ type RunResult struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	// Paused is set when the run stopped for approval (ErrPaused).
 	Paused *PauseState `json:"paused,omitempty"`
+	// Undelivered holds the messages sent into the run (see [Inbox]) that
+	// it had not delivered when it ended, in the order sent, so that the
+	// program can start the next run with them. A paused run keeps them
+	// in Paused.Queued instead.
+	Undelivered []Message `json:"undelivered,omitempty"`
 }
 
 // Accounting is what a run has spent. A [RunResult] and a [PauseState]

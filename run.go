@@ -43,6 +43,8 @@ type runState struct {
 	lastModel string
 	// warnedAsk is set once an ask with nothing to settle it was logged.
 	warnedAsk atomic.Bool
+	// steer is the run's hold on its inbox; nil when it has none.
+	steer *steering
 }
 
 func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
@@ -131,6 +133,9 @@ func notRunResult(tc ToolCall, why string) *ToolResult {
 // end reports the end of a run and returns its result.
 func (rn *runState) end(res *RunResult, err error) (*RunResult, error) {
 	rn.putTimer()
+	if rn.steer != nil {
+		rn.undelivered(res)
+	}
 	if rn.observed {
 		acc := res.Accounting
 		e := &Event{Type: EventRunEnd, StopReason: res.StopReason, Usage: &res.Usage, Accounting: &acc}

@@ -116,12 +116,12 @@ type TypedStream[T any] struct {
 func RunStreamTyped[T any](ctx context.Context, l *AgentLoop, msgs []Message) *TypedStream[T] {
 	msgs = slices.Clone(msgs)
 	f, ferr := OutputFormatFor[T]()
-	return &TypedStream[T]{&Stream{ctx: ctx, run: func(ctx context.Context, sink func(Event)) (*RunResult, error) {
+	return &TypedStream[T]{newStream(ctx, func(ctx context.Context, sink func(Event)) (*RunResult, error) {
 		if ferr != nil {
 			return nil, ferr
 		}
 		return l.runWith(ctx, msgs, sink, f)
-	}}}
+	})}
 }
 
 // Result returns the run's answer decoded, with its result and error, as

@@ -47,6 +47,8 @@ type Stream struct {
 	// the run starts, as an iterator that captures its context does.
 	ctx context.Context
 	run func(ctx context.Context, sink func(Event)) (*RunResult, error)
+	// in is the run's inbox: the one ctx carried, or one of its own.
+	in *Inbox
 
 	mu    sync.Mutex
 	state int
@@ -68,17 +70,35 @@ const (
 // ErrNoApprover, yields no events and reports its error from Result.
 func (l *AgentLoop) RunStream(ctx context.Context, msgs []Message) *Stream {
 	msgs = slices.Clone(msgs)
-	return &Stream{ctx: ctx, run: func(ctx context.Context, sink func(Event)) (*RunResult, error) {
+	return newStream(ctx, func(ctx context.Context, sink func(Event)) (*RunResult, error) {
 		return l.run(ctx, msgs, sink)
-	}}
+	})
 }
+
+// newStream is a Stream of run, with the inbox ctx carries or one of its
+// own.
+func newStream(ctx context.Context, run func(ctx context.Context, sink func(Event)) (*RunResult, error)) *Stream {
+	in := inboxFrom(ctx)
+	if in == nil {
+		in = &Inbox{}
+		ctx = WithInbox(ctx, in)
+	}
+	return &Stream{ctx: ctx, run: run, in: in}
+}
+
+// Inbox returns the run's [Inbox], to steer it from any goroutine while
+// it runs (from the range loop's body too): send it messages, follow-ups
+// and interrupts. It is the inbox the context given to RunStream carried,
+// or one of the stream's own. Messages sent before the run starts are
+// delivered at its first model request.
+func (s *Stream) Inbox() *Inbox { return s.in }
 
 // ResumeStream is [AgentLoop.Resume] as a [Stream]: it continues a paused
 // run with the given decisions, its events read as they happen.
 func (l *AgentLoop) ResumeStream(ctx context.Context, st *PauseState, decisions map[string]Approval) *Stream {
-	return &Stream{ctx: ctx, run: func(ctx context.Context, sink func(Event)) (*RunResult, error) {
+	return newStream(ctx, func(ctx context.Context, sink func(Event)) (*RunResult, error) {
 		return l.resume(ctx, st, decisions, sink)
-	}}
+	})
 }
 
 // Events returns the run's events, in the order they happen, starting

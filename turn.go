@@ -57,6 +57,14 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 				remaining--
 				continue
 			}
+			if rn.steer != nil && rn.steer.holding() {
+				// An interrupt after the model turn: what has not started
+				// does not.
+				t.results[next] = rn.answerNotRun(calls[next], notRunInterrupted)
+				next++
+				remaining--
+				continue
+			}
 			e := rn.resolveTool(ctx, calls[next].Name)
 			excl := e != nil && e.spec.Exclusive
 			if running >= limit || exclusiveRunning || (excl && running > 0) {

@@ -187,6 +187,10 @@ func (rp *Replay) Add(e toolloop.Event) {
 		if len(msg.ToolCalls) > 0 {
 			rp.open = &turn{n: e.Turn, calls: msg.ToolCalls, results: make(map[string]*toolloop.ToolResult)}
 		}
+	case toolloop.EventUserMessage:
+		// Delivered at a safe point: every call before it has its result.
+		rp.closeTurn()
+		rp.msgs = append(rp.msgs, e.Messages...)
 	case toolloop.EventComplete:
 		rp.complete(e)
 	case toolloop.EventRunPaused:
@@ -266,6 +270,7 @@ func (rp *Replay) pause(e toolloop.Event) {
 	rp.Paused = &toolloop.PauseState{
 		RunID: e.RunID, Turn: e.Turn, Messages: slices.Clone(rp.msgs),
 		Results: results, Pending: e.Pending, Agents: e.Agents, Executions: slices.Clone(rp.runExecs),
+		Queued: slices.Clone(e.Queued),
 	}
 	if e.Accounting != nil {
 		rp.Paused.Accounting = *e.Accounting
