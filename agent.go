@@ -36,10 +36,13 @@ const MaxAgentDepth = 8
 //     (see PendingCall.ParentCallID), and keeps the child's state in
 //     Agents. Resuming the parent with a decision for each resumes the
 //     child, once, and the child's result becomes the call's.
-//   - Cancelling the parent cancels the child, through the call's
-//     context, and the call's timeout (Timeout, or the parent's
-//     ToolTimeout) bounds each stretch of the child's run, to its end or
-//     its pause.
+//   - Cancelling or interrupting the parent interrupts the child now
+//     (see [InterruptNow]), through the call's context, and so does the
+//     call's timeout (Timeout, or the parent's ToolTimeout), which bounds
+//     each stretch of the child's run, to its end or its pause: the
+//     child's model turn is cut short, keeping what it had streamed, and
+//     its running calls are cancelled. The parent's inbox is not the
+//     child's: messages sent to the parent reach the parent only.
 //
 // A child that ends with an error gives a failed result holding what it
 // had written so far: kind timeout or canceled when the call's context
@@ -148,17 +151,23 @@ func (a *AgentTool) Run(ctx context.Context, call *Call) (*ToolResult, error) {
 		sink = cr.forward
 	}
 	r, _ := ctx.Value(agentResumeKey{}).(*agentResume)
-	ctx = context.WithValue(ctx, agentDepthKey{}, depth+1)
+	// The call's end (its run cancelled or interrupted, its client gone,
+	// its timeout) interrupts the child now, so that the child's run
+	// keeps what its model had streamed and records why it stopped.
+	in := &Inbox{done: ctx}
+	stop := context.AfterFunc(ctx, func() { in.Interrupt(Interrupt{Mode: InterruptNow}) })
+	defer stop()
+	cctx := WithInbox(context.WithValue(context.WithoutCancel(ctx), agentDepthKey{}, depth+1), in)
 	var res *RunResult
 	var err error
 	if r != nil && r.runID == call.RunID && r.callID == call.ID {
-		res, err = a.Loop.resume(ctx, r.state, r.decisions, sink)
+		res, err = a.Loop.resume(cctx, r.state, r.decisions, sink)
 	} else {
 		msgs, perr := a.input(call)
 		if perr != nil {
 			return nil, perr
 		}
-		res, err = a.Loop.run(ctx, msgs, sink)
+		res, err = a.Loop.run(cctx, msgs, sink)
 	}
 	return a.result(ctx, res, err)
 }

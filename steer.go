@@ -108,6 +108,10 @@ type Inbox struct {
 	run *steering
 	// intr is the interrupt the run has not acted on yet.
 	intr *Interrupt
+	// done, if set, interrupts the run now once it is done (see
+	// AgentTool.Run): a run that attaches after it is done is
+	// interrupted at once.
+	done context.Context
 }
 
 type inboxKey struct{}
@@ -237,6 +241,10 @@ func (rn *runState) attach(ctx context.Context, in *Inbox, queued []QueuedMessag
 	s := &steering{in: in, base: context.WithValue(ctx, inboxKey{}, (*Inbox)(nil))}
 	s.ctx, s.cancel = context.WithCancelCause(s.base)
 	in.run, in.intr = s, nil
+	if in.done != nil && in.done.Err() != nil {
+		in.intr = &Interrupt{Mode: InterruptNow}
+		s.cancel(errInterruptNow)
+	}
 	if len(queued) > 0 {
 		in.queue = append(append(make([]QueuedMessage, 0, len(queued)+len(in.queue)), queued...), in.queue...)
 	}
