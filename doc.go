@@ -118,12 +118,37 @@
 //     the child exactly once, and the run goes on. A paused run logged by
 //     the eventlog package, or run by the temporal package, resumes the
 //     same way in another process;
-//   - cancelling the parent cancels the child, which returns before the
-//     call does, and a child that fails gives the call a failed result
-//     with what it had written.
+//   - cancelling or interrupting the parent interrupts the child now,
+//     which returns before the call does, and a child that fails gives
+//     the call a failed result with what it had written.
 //
 // Ordinary tools pay nothing for this. [AgentLoop.ResumeCall] resumes a
 // paused agent's call for drivers that run calls with RunCall.
+//
+// # Steering a running agent
+//
+// A person can steer a run while it works, from any goroutine, through
+// its [Inbox] (put in the run's context with [WithInbox]; a [Stream] has
+// one, see [Stream.Inbox]):
+//
+//   - [Inbox.Send] queues a message, delivered at the next safe point:
+//     before the next model request, after every result of the turn,
+//     never between a call and its result. [Inbox.FollowUp] queues one
+//     for when the run would otherwise end. Each is delivered once, in
+//     the order sent, as a user message, reported by a user.message
+//     event ([EventUserMessage]) with its [Origin].
+//   - [Inbox.Interrupt] stops the run now (the model's turn is cut short,
+//     keeping what it had streamed, and running calls are cancelled),
+//     after the model's turn (none of its calls runs) or after the tool
+//     calls of the turn, then ends it with [ErrInterrupted] or goes on
+//     with the queued messages; a run.interrupted event records it.
+//   - Messages the run did not deliver are returned in
+//     RunResult.Undelivered, or kept in PauseState.Queued by a run that
+//     pauses, never lost.
+//
+// Whatever the mode and the moment, every call keeps exactly one result
+// and the transcript stays valid for every provider. A run without an
+// inbox pays nothing for this.
 //
 // # Exactly once, in bounded memory
 //

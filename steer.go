@@ -331,6 +331,28 @@ func (s *steering) take(final bool) (*Interrupt, []QueuedMessage) {
 func (s *steering) renew() context.Context {
 	s.in.mu.Lock()
 	defer s.in.mu.Unlock()
+	return s.renewLocked()
+}
+
+// rebase makes the run work under outer from now on (the wrap-up turn,
+// which the budget's deadline does not end), still interruptible.
+func (s *steering) rebase(outer context.Context) context.Context {
+	s.in.mu.Lock()
+	defer s.in.mu.Unlock()
+	s.base = context.WithValue(outer, inboxKey{}, (*Inbox)(nil))
+	return s.renewLocked()
+}
+
+// takeInterrupt takes the pending interrupt, leaving the messages queued.
+func (s *steering) takeInterrupt() *Interrupt {
+	s.in.mu.Lock()
+	defer s.in.mu.Unlock()
+	i := s.in.intr
+	s.in.intr = nil
+	return i
+}
+
+func (s *steering) renewLocked() context.Context {
 	s.cancel(context.Canceled)
 	s.ctx, s.cancel = context.WithCancelCause(s.base)
 	if s.in.intr != nil && s.in.intr.Mode == InterruptNow {

@@ -471,3 +471,30 @@ func TestSubAgentDoesNotTakeTheInbox(t *testing.T) {
 	assert.Equal(t, []string{"x"}, userTexts(childModel.requests()[0]))
 	assert.Equal(t, []string{"task", "for the parent"}, userTexts(res.Messages))
 }
+
+func TestInterruptStopsTheWrapUpTurn(t *testing.T) {
+	in := &toolloop.Inbox{}
+	m := &stepModel{reply: func(turn int, _ *toolloop.Request) *toolloop.Response {
+		if turn == 1 {
+			return looptest.Calls(looptest.Call("c1", "echo", `{}`))
+		}
+		return nil // the wrap-up turn streams and waits
+	}}
+	m.streamed = func(turn int) {
+		if turn == 2 {
+			in.Interrupt(toolloop.Interrupt{})
+		}
+	}
+	echo := toolloop.NewTool("echo", "echo", func(context.Context, struct{}) (any, error) { return "ok", nil })
+	rec := &looptest.Recorder{}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, echo), OnEvent: rec.Record,
+		Budget: toolloop.Budget{MaxTurns: 1, WrapUp: true}}
+	res, err := l.Run(toolloop.WithInbox(context.Background(), in), user("task"))
+	require.ErrorIs(t, err, toolloop.ErrBudget)
+	require.ErrorIs(t, err, toolloop.ErrInterrupted)
+	looptest.AssertValid(t, res.Messages)
+	last := res.Messages[len(res.Messages)-1]
+	assert.Equal(t, "partial ", last.Text())
+	assert.Equal(t, toolloop.StopInterrupted, last.StopReason)
+	require.Len(t, rec.Of(toolloop.EventRunInterrupted), 1)
+}

@@ -22,6 +22,11 @@ func (rn *runState) limitReached(outer context.Context, res *RunResult, limit er
 		acc := res.Accounting
 		rn.emit(&Event{Type: EventLimit, Error: limit.Error(), Accounting: &acc})
 	}
+	if rn.steer != nil && l.Budget.WrapUp {
+		// An interrupt now stops the wrap-up turn too; one already sent
+		// skips it.
+		outer = rn.steer.rebase(outer)
+	}
 	if !l.Budget.WrapUp || outer.Err() != nil {
 		return rn.end(res, limit)
 	}
@@ -44,6 +49,16 @@ func (rn *runState) limitReached(outer context.Context, res *RunResult, limit er
 	rn.turn++
 	res.Turns = rn.turn
 	resp, err := rn.wrapUpTurn(outer, res)
+	if err != nil && rn.steer != nil && rn.steer.cut(outer) {
+		rn.keepPartial(res)
+		res.StopReason = StopInterrupted
+		i := rn.steer.takeInterrupt()
+		if i == nil {
+			i = &Interrupt{Mode: InterruptNow}
+		}
+		rn.emit(&Event{Type: EventRunInterrupted, Interrupt: i})
+		return rn.end(res, errors.Join(limit, ErrInterrupted))
+	}
 	if err != nil {
 		return rn.end(res, errors.Join(limit, fmt.Errorf("toolloop: wrap-up turn: %w", err)))
 	}
