@@ -224,6 +224,16 @@ func (o *Observer) record(parent context.Context, e toolloop.Event) {
 	case toolloop.EventGuardVerdict, toolloop.EventPermissionRequested, toolloop.EventPermissionCompleted,
 		toolloop.EventHook, toolloop.EventProgress, toolloop.EventArgumentsRepaired:
 		o.toolEvent(r, e)
+	case toolloop.EventUserMessage:
+		// The message is content: only its origin is recorded.
+		r.span.AddEvent(string(e.Type), trace.WithTimestamp(at(e)),
+			trace.WithAttributes(attribute.String("toolloop.origin", string(e.Origin))))
+	case toolloop.EventRunInterrupted:
+		if e.Interrupt != nil {
+			r.span.AddEvent(string(e.Type), trace.WithTimestamp(at(e)), trace.WithAttributes(
+				attribute.String("toolloop.interrupt.mode", string(e.Interrupt.Mode)),
+				attribute.Bool("toolloop.interrupt.continue", e.Interrupt.Continue)))
+		}
 	case toolloop.EventRunPaused:
 		o.pause(r, e)
 	case toolloop.EventRunEnd:

@@ -361,3 +361,37 @@ func TestConcurrentRuns(t *testing.T) {
 		assert.Equal(t, 2, n)
 	}
 }
+
+// TestSteeredRun: a delivered message and an interrupt are span events
+// of the run (the message's text is content, left out), and a run that
+// ends interrupted says so in error.type.
+func TestSteeredRun(t *testing.T) {
+	h := newHarness(t, telemetry.Options{})
+	in := &toolloop.Inbox{}
+	in.Send(toolloop.UserMessage("secret steering text"))
+	echo := toolloop.NewTool("echo", "Echoes.", func(ctx context.Context, a echoArgs) (any, error) {
+		in.Interrupt(toolloop.Interrupt{Mode: toolloop.InterruptAfterTools})
+		return a.Text, nil
+	})
+	reg := new(toolloop.ToolRegistry)
+	reg.MustRegister(echo)
+	model := looptest.NewModel(t, looptest.Turn{Reply: reply(looptest.Calls(looptest.Call("c1", "echo", `{"text":"x"}`)), 5, 1)})
+	loop := &toolloop.AgentLoop{Model: model, Tools: reg, OnEvent: h.obs.Record}
+	_, err := loop.Run(toolloop.WithInbox(context.Background(), in), []toolloop.Message{toolloop.UserMessage("go")})
+	require.ErrorIs(t, err, toolloop.ErrInterrupted)
+
+	runs := h.named("invoke_agent")
+	require.Len(t, runs, 1)
+	assert.Equal(t, "interrupted", attr(runs[0], "error.type").AsString())
+	var names []string
+	for _, ev := range runs[0].Events() {
+		names = append(names, ev.Name)
+		for _, a := range ev.Attributes {
+			assert.NotContains(t, a.Value.Emit(), "secret")
+		}
+		if ev.Name == "run.interrupted" {
+			assert.Contains(t, ev.Attributes, attribute.String("toolloop.interrupt.mode", "after_tools"))
+		}
+	}
+	assert.Equal(t, []string{"user.message", "run.interrupted"}, names)
+}

@@ -163,6 +163,8 @@ func runErrorType(stop toolloop.StopReason) string {
 		return "length"
 	case toolloop.StopAborted:
 		return "canceled"
+	case toolloop.StopInterrupted:
+		return "interrupted"
 	}
 	return "_OTHER"
 }
