@@ -79,6 +79,7 @@ func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 	}
 	w.pendings(&e.Pending)
 	w.pendings(&e.Agents)
+	w.queued(&e.Queued)
 	if e.Attempt != nil {
 		at := *e.Attempt
 		if w.str(&at.Error) {
@@ -204,6 +205,11 @@ func (w walker) message(m *toolloop.Message) bool {
 
 func (w walker) messages(ms *[]toolloop.Message) bool { return each(ms, w.message) }
 
+// queued redacts the messages sent into a run and not yet delivered.
+func (w walker) queued(q *[]toolloop.QueuedMessage) bool {
+	return each(q, func(m *toolloop.QueuedMessage) bool { return w.message(&m.Message) })
+}
+
 // result redacts a result, replacing *res with a copy if it changes.
 func (w walker) result(res **toolloop.ToolResult) bool {
 	if *res == nil {
@@ -264,7 +270,8 @@ func (w walker) pause(st **toolloop.PauseState) bool {
 			out.Output, output = &f, true
 		}
 	}
-	if !or(w.messages(&out.Messages), results, w.pendings(&out.Pending), w.pendings(&out.Agents), execs, output) {
+	if !or(w.messages(&out.Messages), results, w.pendings(&out.Pending), w.pendings(&out.Agents), execs, output,
+		w.queued(&out.Queued)) {
 		return false
 	}
 	*st = &out

@@ -38,6 +38,7 @@ var unredacted = map[string]bool{
 	"TranscriptEdit.CallIDs": true,
 	"Event.ParentRunID":      true, "Event.ParentCallID": true, "PendingCall.ParentCallID": true,
 	"PauseState.RunID": true, "ToolExecution.CallID": true,
+	"Event.Origin": true, "QueuedMessage.Origin": true, "Interrupt.Mode": true,
 }
 
 // secretText is what each field is filled with: text holding a token.
