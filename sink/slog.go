@@ -212,7 +212,7 @@ func eventLevel(e toolloop.Event, pausedEnd bool) slog.Level {
 		switch {
 		case e.Error == "" && e.StopReason != toolloop.StopAborted, pausedEnd:
 			return slog.LevelInfo
-		case e.StopReason == toolloop.StopAborted:
+		case e.StopReason == toolloop.StopAborted, e.StopReason == toolloop.StopInterrupted:
 			return slog.LevelWarn
 		}
 		return slog.LevelError
@@ -229,6 +229,12 @@ func (s *slogSink) slim(e toolloop.Event) toolloop.Event {
 		CallID: e.CallID, Tool: e.Tool, Source: e.Source, SourceName: e.SourceName,
 		Stack: e.Stack, StopReason: e.StopReason, Usage: e.Usage, Accounting: e.Accounting,
 		Error: e.Error, Progress: e.Progress, Hook: e.Hook, Approval: e.Approval, Attempt: e.Attempt,
+		Origin: e.Origin, Interrupt: e.Interrupt,
+	}
+	if e.Type == toolloop.EventUserMessage && s.o.Content {
+		for _, m := range e.Messages {
+			out.Messages = append(out.Messages, toolloop.UserMessage(m.Text()))
+		}
 	}
 	if s.o.Arguments {
 		out.Arguments = e.Arguments
@@ -364,6 +370,15 @@ func (s *slogSink) attrs(e toolloop.Event, textBytes int) []slog.Attr {
 		a = append(a, slog.Int("messages", len(e.Messages)))
 		if n := len(e.Messages); n > 0 {
 			text("prompt", e.Messages[n-1].Text())
+		}
+	case toolloop.EventUserMessage:
+		a = append(a, slog.String("origin", string(e.Origin)))
+		for _, m := range e.Messages {
+			text("text", m.Text())
+		}
+	case toolloop.EventRunInterrupted:
+		if i := e.Interrupt; i != nil {
+			a = append(a, slog.String("mode", string(i.Mode)), slog.Bool("continue", i.Continue))
 		}
 	case toolloop.EventRunResumed:
 		approved := 0

@@ -190,6 +190,13 @@ func secretEvents() []toolloop.Event {
 			e.Edit.Splices = []toolloop.Splice{{Start: 0, End: 1, Messages: []toolloop.Message{toolloop.UserMessage(secret)}}}
 			return e
 		}(),
+		{Type: toolloop.EventUserMessage, RunID: "run_1", Origin: toolloop.OriginSteer,
+			Messages: []toolloop.Message{toolloop.UserMessage("steer with " + secret)}},
+		func() toolloop.Event {
+			e := paused("rm")
+			e.Queued = []toolloop.QueuedMessage{{Origin: toolloop.OriginFollowUp, Message: toolloop.UserMessage(secret)}}
+			return e
+		}(),
 	}
 }
 
@@ -213,7 +220,7 @@ func TestSlogKeepsSecretsOutByDefault(t *testing.T) {
 			s(e)
 		}
 		// The test is meaningful: the options expose every field above.
-		assert.Equal(t, 18, strings.Count(b.String(), secret))
+		assert.Equal(t, 19, strings.Count(b.String(), secret))
 	})
 	t.Run("content with a Redactor", func(t *testing.T) {
 		b.Reset()
@@ -239,8 +246,14 @@ func TestSlogContentAttributes(t *testing.T) {
 		approval(false, "nope"),
 		hook("pre_tool_use", "deny", "blocked"),
 		progress(1, 2, "half"),
+		toolloop.Event{Type: toolloop.EventUserMessage, Origin: toolloop.OriginFollowUp, Messages: []toolloop.Message{toolloop.UserMessage("then test")}},
+		toolloop.Event{Type: toolloop.EventRunInterrupted, Interrupt: &toolloop.Interrupt{Mode: toolloop.InterruptAfterModel, Continue: true}},
 	)
-	require.Len(t, recs, 9)
+	require.Len(t, recs, 11)
+	assert.Equal(t, "then test", recs[9]["text"])
+	assert.Equal(t, "follow_up", recs[9]["origin"])
+	assert.Equal(t, "after_model", recs[10]["mode"])
+	assert.Equal(t, true, recs[10]["continue"])
 	assert.Equal(t, "fix it", recs[0]["prompt"])
 	assert.Equal(t, "On it.", recs[1]["text"])
 	assert.Equal(t, `{"path":"a.go"}`, recs[2]["arguments"])
