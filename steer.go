@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // ErrInterrupted: the run was stopped by [Inbox.Interrupt] and, as the
@@ -398,7 +399,10 @@ func (rn *runState) safePoint(ctx context.Context, res *RunResult, final bool) (
 // cut short, marked interrupted, and reports it like any response.
 func (rn *runState) keepPartial(res *RunResult) {
 	s := rn.steer
-	text := s.partial.String()
+	// Trailing space is trimmed: a provider that takes a transcript
+	// ending in an assistant message as the start of its answer (a
+	// prefill) refuses one that ends in white space.
+	text := strings.TrimRightFunc(s.partial.String(), unicode.IsSpace)
 	s.partial.Reset()
 	if text == "" {
 		return

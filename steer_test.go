@@ -223,7 +223,7 @@ func TestInterruptNowDuringModel(t *testing.T) {
 		looptest.AssertValid(t, res.Messages)
 		cut := res.Messages[1]
 		assert.Equal(t, toolloop.RoleAssistant, cut.Role)
-		assert.Equal(t, "partial ", cut.Text())
+		assert.Equal(t, "partial", cut.Text(), "kept, trailing space trimmed")
 		assert.Equal(t, toolloop.StopInterrupted, cut.StopReason)
 		ev := rec.Of(toolloop.EventRunInterrupted)
 		require.Len(t, ev, 1)
@@ -494,7 +494,7 @@ func TestInterruptStopsTheWrapUpTurn(t *testing.T) {
 	require.ErrorIs(t, err, toolloop.ErrInterrupted)
 	looptest.AssertValid(t, res.Messages)
 	last := res.Messages[len(res.Messages)-1]
-	assert.Equal(t, "partial ", last.Text())
+	assert.Equal(t, "partial", last.Text())
 	assert.Equal(t, toolloop.StopInterrupted, last.StopReason)
 	require.Len(t, rec.Of(toolloop.EventRunInterrupted), 1)
 }
