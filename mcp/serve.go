@@ -116,6 +116,15 @@ type ServeOptions struct {
 //     Over HTTP a reply is what ends the request's stream, so one is
 //     sent: a short "canceled" error, never the tool's output (clients
 //     ignore replies to requests they cancelled).
+//   - An agent served as a tool (see [toolloop.AgentTool]) whose call the
+//     client cancels is interrupted now ([toolloop.InterruptNow]), over
+//     every transport: its model's turn is cut short, keeping the text it
+//     had streamed, and its running calls are cancelled. The loop's
+//     OnEvent sees the agent's run.interrupted event (mode now) and its
+//     cut turn (a model.response with StopReason interrupted), both with
+//     ParentRunID set to the call's run, and the call's result, which
+//     says what the agent had written so far (the client, which
+//     cancelled, is not sent it).
 //
 // # Approvals
 //
