@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -98,13 +99,21 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 	}
 	specTokens := estimateSpecs(req.Tools)
 	ag.emit(toolloop.Event{Type: toolloop.EventModelRequest, RunID: in.RunID, Turn: in.Turn})
+	var streamed strings.Builder
 	resp, err := generate(ctx, l, req, func(typ toolloop.EventType, text string) {
 		ag.emit(toolloop.Event{Type: typ, RunID: in.RunID, Turn: in.Turn, Text: text})
 		if typ == toolloop.EventModelDelta {
+			streamed.WriteString(text)
 			hb.partial(text)
 		}
 		activity.RecordHeartbeat(ctx, hb.snapshot())
 	})
+	if err != nil && ctx.Err() != nil && tsdk.IsCanceledError(context.Cause(ctx)) {
+		// The run cancelled the turn (an interrupt, a cancellation): the
+		// text streamed so far goes back as the cancellation's details,
+		// for an interrupt to keep.
+		return nil, tsdk.NewCanceledError(streamed.String())
+	}
 	if err != nil {
 		if errors.Is(err, providers.ErrContextLength) {
 			// Not retried here: the workflow asks the context managers to
@@ -244,7 +253,7 @@ func (ag *agent) call(ctx context.Context, in callInput) (*callOutput, error) {
 		// Not the run but this worker stopped the call (it is shutting
 		// down): not a result. A tool safe to repeat runs again elsewhere.
 		return nil, tsdk.NewApplicationErrorWithOptions("the worker stopped while the call ran: "+res.Error.Message,
-			errTypeInterrupted, tsdk.ApplicationErrorOptions{})
+			errTypeWorkerStopped, tsdk.ApplicationErrorOptions{})
 	}
 	if policy.Retry && transient(res) && (in.Attempts <= 0 || info.Attempt < in.Attempts) {
 		return nil, tsdk.NewApplicationErrorWithOptions(res.Error.Message, errTypeToolFailed, tsdk.ApplicationErrorOptions{

@@ -32,7 +32,8 @@ type RunOptions struct {
 
 // Start starts a run of an agent on msgs and returns at once. Wait for
 // its result with Wait; follow it with Describe; answer its asks with
-// Decide; stop it with the client's CancelWorkflow.
+// Decide; steer it with Steer, FollowUp and Interrupt; stop it with the
+// client's CancelWorkflow.
 func Start(ctx context.Context, c client.Client, opts RunOptions, msgs []toolloop.Message) (client.WorkflowRun, error) {
 	name := opts.Agent
 	if name == "" {
@@ -43,7 +44,8 @@ func Start(ctx context.Context, c client.Client, opts RunOptions, msgs []toolloo
 
 // Wait waits for a run to end and returns its result the way
 // AgentLoop.Run does: the result so far with every error, and
-// toolloop.ErrLength, a *toolloop.BudgetError (toolloop.ErrBudget) naming
+// toolloop.ErrLength, toolloop.ErrInterrupted (an [Interrupt] without
+// Continue stopped it), a *toolloop.BudgetError (toolloop.ErrBudget) naming
 // the limit, with a *toolloop.FailureError as its cause when failed calls
 // stopped the run, an error matching toolloop.ErrUnknownPrice,
 // ErrModel (and providers.ErrContextLength when the model refused the
@@ -110,6 +112,70 @@ func Run(ctx context.Context, c client.Client, opts RunOptions, msgs []toolloop.
 // workflowID.
 func Decide(ctx context.Context, c client.Client, workflowID, runID string, d Decision) error {
 	return c.SignalWorkflow(ctx, workflowID, runID, DecisionSignal, d)
+}
+
+// Steer sends messages into a running run, as toolloop.Inbox.Send does:
+// the run delivers them at its next safe point, before its next model
+// turn (never between a call and its result), each as a user message of
+// the transcript, in the order sent, exactly once. A run that ends first
+// returns them in RunResult.Undelivered; a run that continues as new
+// takes them along. A message with no content is ignored.
+//
+// The messages are durable as soon as Steer returns, whether or not a
+// worker is running. runID may be empty for the latest run of workflowID:
+// pass it empty to follow a run that continues as new. Steer fails (with
+// a *serviceerror.NotFound) when the run has ended.
+func Steer(ctx context.Context, c client.Client, workflowID, runID string, msgs ...toolloop.Message) error {
+	return send(ctx, c, workflowID, runID, toolloop.OriginSteer, msgs)
+}
+
+// FollowUp sends messages to be delivered when the run would otherwise
+// end, after the model's final answer, as toolloop.Inbox.FollowUp does:
+// the run goes on with them instead. A run that ends for another reason
+// (an error, a limit, an interrupt) returns them in
+// RunResult.Undelivered. Otherwise as Steer.
+func FollowUp(ctx context.Context, c client.Client, workflowID, runID string, msgs ...toolloop.Message) error {
+	return send(ctx, c, workflowID, runID, toolloop.OriginFollowUp, msgs)
+}
+
+// send signals SteerSignal with the messages that have content.
+func send(ctx context.Context, c client.Client, workflowID, runID string, origin toolloop.Origin, msgs []toolloop.Message) error {
+	q := make([]toolloop.QueuedMessage, 0, len(msgs))
+	for _, m := range msgs {
+		if len(m.Content) > 0 {
+			q = append(q, toolloop.QueuedMessage{Origin: origin, Message: m})
+		}
+	}
+	if len(q) == 0 {
+		return nil
+	}
+	return c.SignalWorkflow(ctx, workflowID, runID, SteerSignal, q)
+}
+
+// Interrupt asks a running run to stop where i.Mode says, and then to end
+// or go on as i.Continue says, as toolloop.Inbox.Interrupt does:
+//
+//   - InterruptNow (the zero Mode) cancels the model turn or the calls
+//     in progress: the text the model had streamed is kept as an
+//     assistant message with StopReason toolloop.StopInterrupted, and
+//     every call that did not finish gets a canceled result.
+//   - InterruptAfterModel lets the model turn finish and runs none of
+//     its calls that have not started: each is answered as not run.
+//   - InterruptAfterTools lets the turn's calls finish and stops before
+//     the next model turn.
+//
+// Then, without Continue, the run ends: Wait returns its result with
+// toolloop.ErrInterrupted, StopReason toolloop.StopInterrupted, and the
+// messages not delivered in RunResult.Undelivered. With Continue, the
+// queued messages are delivered and the model is asked again.
+// Interrupts add up as the core's do. The transcript stays valid: every
+// call has exactly one result.
+//
+// An interrupt now reaches a running activity at its next heartbeat
+// (see Agent.HeartbeatTimeout). runID is as for Steer; Interrupt fails
+// (with a *serviceerror.NotFound) when the run has ended.
+func Interrupt(ctx context.Context, c client.Client, workflowID, runID string, i toolloop.Interrupt) error {
+	return c.SignalWorkflow(ctx, workflowID, runID, InterruptSignal, i)
 }
 
 // Describe reports what a run is doing: its StatusQuery answer, with the

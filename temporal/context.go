@@ -138,10 +138,10 @@ func (rn *run) manageContext(ctx workflow.Context, overflow bool, id string) (bo
 		Summary:             "context managers " + id,
 	})
 	var out contextOutput
-	err := workflow.ExecuteActivity(actx, ag.contextActivity, contextInput{
+	err := rn.wait(actx, workflow.ExecuteActivity(actx, ag.contextActivity, contextInput{
 		RunID: res.RunID, Turn: rn.turn, Messages: res.Messages, Overflow: overflow,
 		LastModel: rn.lastModel, Tokens: rn.tokens,
-	}).Get(actx, &out)
+	}), &out)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, err

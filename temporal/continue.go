@@ -23,6 +23,11 @@ type carried struct {
 	Elapsed   time.Duration `json:"elapsed_ns,omitempty"`
 	LastModel string        `json:"last_model,omitempty"`
 	Tokens    tokenCounter  `json:"tokens"`
+	// Queued holds the messages sent into the run (SteerSignal) and not
+	// yet delivered, follow-ups mostly; Interrupt is an interrupt it has
+	// not acted on yet.
+	Queued    []toolloop.QueuedMessage `json:"queued,omitempty"`
+	Interrupt *toolloop.Interrupt      `json:"interrupt,omitempty"`
 }
 
 // restore puts the carried state into rn and returns the elapsed time.
@@ -32,6 +37,9 @@ func (c *carried) restore(rn *run) time.Duration {
 	res.Accounting, res.Executions = c.Accounting, c.Executions
 	res.FinalText, res.StopReason = c.FinalText, c.StopReason
 	rn.lastModel, rn.tokens = c.LastModel, c.Tokens
+	if s := rn.steer; s != nil {
+		s.queue, s.intr = c.Queued, c.Interrupt
+	}
 	return c.Elapsed
 }
 
@@ -53,15 +61,22 @@ func (rn *run) continueAsNew() bool {
 // run's transcript and state. It is called between turns only: every
 // call of the last turn has its result, so no call is cut off or run
 // again. Decisions that came for no waiting call are dropped, as they
-// would be anyway.
+// would be anyway; the messages and the interrupt that came by signal and
+// were not acted on go on to the next execution.
 func (rn *run) continueAsNewError() error {
 	rn.drainDecisions()
 	res := rn.res
-	in := Input{Messages: res.Messages, Carried: &carried{
+	c := &carried{
 		Turns: rn.turn, Accounting: res.Accounting, Executions: res.Executions,
 		FinalText: res.FinalText, StopReason: res.StopReason, Elapsed: rn.clock.total(rn.outer),
 		LastModel: rn.lastModel, Tokens: rn.tokens,
-	}}
+	}
+	if s := rn.steer; s != nil {
+		rn.receive()
+		c.Queued, c.Interrupt = s.queue, s.intr
+		s.queue, s.intr = nil, nil
+	}
+	in := Input{Messages: res.Messages, Carried: c}
 	workflow.GetLogger(rn.outer).Info("toolloop: continuing as new", "turn", rn.turn)
 	return workflow.NewContinueAsNewError(rn.outer, rn.ag.Name, in)
 }

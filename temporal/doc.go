@@ -83,7 +83,10 @@
 // testdata/ are replayed by the tests, so a change that would break
 // running workflows fails them. Runs started before the long-run policies
 // existed replay without them (workflow.GetVersion, change
-// "toolloop.long-run").
+// "toolloop.long-run"), and runs started before steering existed replay
+// without it (change "toolloop.steering"). Steering signals are events
+// of the history, and the workflow looks at them only at fixed points
+// (see Steering), so a replay sees the same messages at the same turns.
 //
 // # Retries
 //
@@ -139,21 +142,63 @@
 // exactly once, on whichever worker is running then. What the child
 // spends is added to the run's accounting.
 //
+// # Steering
+//
+// A running run can be steered as toolloop.Inbox steers AgentLoop.Run,
+// with the same semantics, from any process: [Steer] sends messages,
+// [FollowUp] sends messages for when the run would otherwise end, and
+// [Interrupt] stops it (now, after the model turn, or after the turn's
+// calls) and then ends it or lets it go on. They are Temporal signals
+// (SteerSignal carrying []toolloop.QueuedMessage, InterruptSignal
+// carrying a toolloop.Interrupt), so another SDK or the CLI can send them
+// too.
+//
+// Signals, not updates: a signal is durable as soon as it is sent,
+// whether or not a worker is running, as a Decision is; an update needs a
+// worker to accept it, and its answer could say no more than that the
+// message was received, since delivery waits for the next safe point.
+// Ordered in the history, signals give the order the messages are
+// delivered in.
+//
+// The workflow receives the messages without blocking at the safe point
+// before each model turn (after the last turn's results and the budget's
+// checks), and delivers them there, once each, in the order sent, as user
+// messages of the transcript; follow-ups when the model has given its
+// final answer. It receives interrupts at the same points and while it
+// waits for a model turn, a round of context management or a turn's
+// calls: an interrupt now cancels the activities in progress. The model
+// activity then reports the text the model had streamed, which the
+// transcript keeps as an assistant message with StopReason
+// toolloop.StopInterrupted, and every call that did not finish gets a
+// canceled result. An interrupt after the model turn lets the turn's
+// running calls finish and answers the others, and those that wait for
+// approval, as not run. Without Continue the run then ends:
+// [Wait] returns its result with toolloop.ErrInterrupted. The messages
+// still queued when a run ends, however it ends, are returned in
+// RunResult.Undelivered; when it continues as new they go on to the next
+// execution, with an interrupt it has not acted on. An interrupt now
+// reaches a running activity at its next heartbeat (see Progress).
+//
 // # Cancellation
 //
 // Cancelling the workflow cancels the running call activities (they learn
 // of it at their next heartbeat) and waits for them to stop; every call
 // that did not finish gets a canceled result, so the transcript stays
 // valid, and the run ends with StopAborted. [Wait] returns that result with
-// an error matching context.Canceled.
+// an error matching context.Canceled. A model turn in progress is
+// cancelled too, and waited for, as for an interrupt.
 //
 // # Events
 //
 // The loop's OnEvent, on the worker, receives the model events from the
 // model activity, the tool events from RunCall, once per attempt, and the
 // transcript.edited events of the context managers from the context
-// activity. The run events (run.start, run.limit, run.end) are not
-// emitted: the workflow's history is the record of the run.
+// activity. The run events (run.start, run.limit, run.end, and, for
+// steering, user.message and run.interrupted) are not emitted, and
+// neither is the model.response of a turn an interrupt cut short (the
+// model activity cannot tell an interrupt from a cancellation): the
+// workflow's history, with its signals, is the record of the run, and
+// the transcript holds every message delivered.
 //
 // # Long runs: continue-as-new
 //

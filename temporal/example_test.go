@@ -78,6 +78,51 @@ func ExampleDecide() {
 	}
 }
 
+// A person steers a run while it works: a correction delivered before
+// the model's next turn, and a request for after its answer.
+func ExampleSteer() {
+	c, err := client.Dial(client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := temporal.Steer(ctx, c, "ticket-1234", "", toolloop.UserMessage("Use the staging database, not prod.")); err != nil {
+		log.Fatal(err)
+	}
+	if err := temporal.FollowUp(ctx, c, "ticket-1234", "", toolloop.UserMessage("Then write a summary for the ticket.")); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Interrupt stops a run at once and, with Continue, lets it go on with
+// the message sent before it; without Continue, Wait returns
+// toolloop.ErrInterrupted and the messages not delivered.
+func ExampleInterrupt() {
+	c, err := client.Dial(client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := temporal.Steer(ctx, c, "ticket-1234", "", toolloop.UserMessage("Stop: restore from last night's backup instead.")); err != nil {
+		log.Fatal(err)
+	}
+	i := toolloop.Interrupt{Mode: toolloop.InterruptNow, Continue: true}
+	if err := temporal.Interrupt(ctx, c, "ticket-1234", "", i); err != nil {
+		log.Fatal(err)
+	}
+	res, err := temporal.Wait(ctx, c.GetWorkflow(ctx, "ticket-1234", ""))
+	if errors.Is(err, toolloop.ErrInterrupted) {
+		fmt.Println("stopped; not delivered:", len(res.Undelivered))
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.FinalText)
+}
+
 // Describe shows what a run is doing, with its tools' latest progress.
 func ExampleDescribe() {
 	c, err := client.Dial(client.Options{})

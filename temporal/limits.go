@@ -299,6 +299,8 @@ func (f *failure) err(typ, msg string) error {
 		err = &be
 	case errTypeUnknownPrice:
 		err = fmt.Errorf("%w: %s", toolloop.ErrUnknownPrice, msg)
+	case errTypeRunInterrupted:
+		err = toolloop.ErrInterrupted
 	case errTypeModel:
 		if f.ContextLength {
 			err = fmt.Errorf("%w: %w: %s", ErrModel, providers.ErrContextLength, msg)

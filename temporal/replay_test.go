@@ -16,7 +16,9 @@ import (
 // TestReplay replays the histories recorded on a real server (go test
 // ./temporal -record, with a server; see TestIntegrationWorkerKilled):
 // parallel calls, a retry after a killed worker, approvals by signal, a
-// cancellation, and long runs (TestIntegrationLongRunGoldens: context
+// cancellation, steering by signal (TestIntegrationSteer: messages, a
+// follow-up and an interrupt now that goes on; TestIntegrationInterrupt:
+// an interrupt that ends the run), and long runs (TestIntegrationLongRunGoldens: context
 // management with a compaction and an overflow retry, a wrap-up turn,
 // StopWhen, the failure policy, continue-as-new every two turns;
 // TestIntegrationMaxDuration: the duration timer, a wrap-up with context

@@ -40,7 +40,9 @@ type slot struct {
 // holding a worker: then it runs again with the decision. While the turn
 // waits for decisions only, Budget.MaxDuration's clock stops. A cancelled
 // run cancels the running activities and waits for them to stop, and
-// answers every other call with a canceled result.
+// answers every other call with a canceled result. So does an interrupt
+// now; an interrupt after the model turn lets the running calls finish
+// and answers the others as not run.
 func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []*toolloop.ToolResult) []*toolloop.ToolResult {
 	ctx := rn.ctx
 	slots := make([]*slot, len(calls))
@@ -64,14 +66,30 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 		defer rn.clock.resume(rn.outer)
 	}
 	for remaining > 0 {
+		// An interrupt now cancels ctx as the run's cancellation does.
+		canceled = canceled || ctx.Err() != nil
 		if canceled {
+			why := "not run: the run was canceled before this call started (context canceled)"
+			if rn.cut() {
+				why = notStartedInterrupted
+			}
 			for _, s := range slots {
 				switch s.state {
 				case CallQueued:
-					finish(s, errorResult(s.tc, toolloop.KindCanceled,
-						"not run: the run was canceled before this call started (context canceled)"))
+					finish(s, errorResult(s.tc, toolloop.KindCanceled, why))
 				case CallAwaiting:
-					finish(s, awaitingCanceled(s))
+					finish(s, rn.awaitingCanceled(s))
+				}
+			}
+		} else if rn.holding() {
+			// An interrupt after the model turn: what has not started
+			// does not.
+			for _, s := range slots {
+				switch s.state {
+				case CallQueued:
+					finish(s, errorResult(s.tc, toolloop.KindCanceled, notRunInterrupted))
+				case CallAwaiting:
+					finish(s, rn.awaitingCanceled(s))
 				}
 			}
 		} else {
@@ -110,13 +128,13 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 					exclusive = false
 				}
 				r, p := rn.outcome(s, f)
-				if p != nil && !canceled {
+				if p != nil && !canceled && !rn.holding() {
 					s.state, s.pending, s.future = CallAwaiting, p, nil
 					return
 				}
 				if p != nil {
 					s.pending = p
-					r = awaitingCanceled(s)
+					r = rn.awaitingCanceled(s)
 				}
 				finish(s, r)
 			})
@@ -128,6 +146,9 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 		})
 		if !canceled {
 			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { canceled = true })
+		}
+		if rn.steer != nil {
+			sel.AddReceive(rn.steer.interrupts, func(workflow.ReceiveChannel, bool) { rn.receiveInterrupts() })
 		}
 		sel.Select(ctx)
 	}
@@ -194,6 +215,10 @@ func (rn *run) outcome(s *slot, f workflow.Future) (*toolloop.ToolResult, *tooll
 			return &r, nil
 		}
 	}
+	if rn.cut() {
+		return errorResult(s.tc, toolloop.KindCanceled,
+			fmt.Sprintf("tool %s was canceled: the run was interrupted while it ran", s.tc.Name)), nil
+	}
 	if rn.ctx.Err() != nil {
 		return errorResult(s.tc, toolloop.KindCanceled,
 			fmt.Sprintf("tool %s was canceled: the run was stopped while it ran", s.tc.Name)), nil
@@ -246,8 +271,14 @@ func waitsOn(p *toolloop.PendingCall, id string) bool {
 }
 
 // awaitingCanceled is the result of a call that waited for approval when
-// the run was cancelled.
-func awaitingCanceled(s *slot) *toolloop.ToolResult {
+// the run was cancelled or interrupted.
+func (rn *run) awaitingCanceled(s *slot) *toolloop.ToolResult {
+	if rn.cut() || rn.holding() {
+		if s.pending != nil && s.pending.Child != nil {
+			return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf(childAwaitingInterrupted, s.tc.Name))
+		}
+		return errorResult(s.tc, toolloop.KindCanceled, awaitingInterrupted)
+	}
 	if s.pending != nil && s.pending.Child != nil {
 		return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf("the run was canceled while the agent %s waited for approval: "+
 			"the calls it had made stand, and none of those it waited on ran", s.tc.Name))

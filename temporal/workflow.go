@@ -22,7 +22,7 @@ type Input struct {
 	Carried *carried `json:"carried,omitempty"`
 }
 
-// The Temporal names of the workflow's query and signal.
+// The Temporal names of the workflow's query and signals.
 const (
 	// StatusQuery answers a [Status]: the turn and the state of each of
 	// its calls. Describe adds the progress the calls reported.
@@ -30,6 +30,15 @@ const (
 	// DecisionSignal carries a [Decision] for a call that waits for
 	// approval. Decide sends it.
 	DecisionSignal = "toolloop.decision"
+	// SteerSignal carries messages into the running run, as a
+	// []toolloop.QueuedMessage (in JSON, [{"origin": "steer", "message":
+	// {...}}]): each is delivered as toolloop.Inbox.Send or FollowUp
+	// delivers it, by its Origin. Steer and FollowUp send it.
+	SteerSignal = "toolloop.steer"
+	// InterruptSignal carries a toolloop.Interrupt (in JSON, {"mode":
+	// "now", "continue": true}), acted on as toolloop.Inbox.Interrupt
+	// says. Interrupt sends it.
+	InterruptSignal = "toolloop.interrupt"
 )
 
 // The types of the application errors a run fails with; the failure's
@@ -40,12 +49,14 @@ const (
 	errTypeModel        = "toolloop.Model"
 	errTypeBudget       = "toolloop.Budget"
 	errTypeUnknownPrice = "toolloop.UnknownPrice"
+	// errTypeRunInterrupted: an interrupt stopped the run.
+	errTypeRunInterrupted = "toolloop.RunInterrupted"
 	// errTypeModelFailed, errTypeContextLength and errTypeToolFailed are
 	// activity failures.
 	errTypeModelFailed   = "toolloop.ModelFailed"
 	errTypeContextLength = "toolloop.ContextLength"
 	errTypeToolFailed    = "toolloop.ToolFailed"
-	errTypeInterrupted   = "toolloop.Interrupted"
+	errTypeWorkerStopped = "toolloop.Interrupted"
 )
 
 // longRunVersion marks the workflow code that honours the loop's context
@@ -75,6 +86,9 @@ type run struct {
 	calls      []*slot // the current turn's calls, for StatusQuery
 	// decisions receives DecisionSignal.
 	decisions workflow.ReceiveChannel
+	// steer, when the run takes steering signals (steerVersion), is its
+	// inbox; nil otherwise.
+	steer *steering
 
 	// longRun: the run honours the long-run policies (longRunVersion).
 	longRun bool
@@ -102,6 +116,9 @@ func (ag *agent) workflow(ctx workflow.Context, in Input) (*toolloop.RunResult, 
 	}
 	rn.longRun = workflow.GetVersion(ctx, longRunChange, workflow.DefaultVersion, longRunVersion) >= longRunVersion
 	rn.turnCap = workflow.GetVersion(ctx, turnCapChange, workflow.DefaultVersion, turnCapVersion) >= turnCapVersion
+	if workflow.GetVersion(ctx, steerChange, workflow.DefaultVersion, steerVersion) >= steerVersion {
+		rn.steer = &steering{}
+	}
 	var elapsed time.Duration
 	if c := in.Carried; c != nil {
 		elapsed = c.restore(rn)
@@ -115,8 +132,12 @@ func (ag *agent) workflow(ctx workflow.Context, in Input) (*toolloop.RunResult, 
 		rn.clock.max = ag.Loop.Budget.MaxDuration
 		rn.clock.start(ctx, elapsed)
 	}
+	if rn.steer != nil {
+		rn.startSteering(ctx)
+	}
 	res, err := rn.loop()
 	rn.drainDecisions()
+	rn.undelivered()
 	return res, err
 }
 
@@ -141,7 +162,15 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 			}
 			return rn.fail(errTypeBudget, be.Error(), &failure{Budget: be})
 		}
+		if rn.steer != nil { // the safe point: interrupts, then messages
+			if stop, _ := rn.safePoint(false); stop {
+				return rn.interrupted()
+			}
+		}
 		if rn.ctx.Err() != nil {
+			if rn.cut() {
+				continue // an interrupt came: act on it
+			}
 			return rn.aborted()
 		}
 		if rn.continueAsNew() {
@@ -149,6 +178,9 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 		}
 		if managed {
 			if _, err := rn.manageContext(rn.ctx, false, fmt.Sprintf("turn-%d/context", rn.turn+1)); err != nil {
+				if rn.cut() {
+					continue
+				}
 				return rn.aborted()
 			}
 		}
@@ -165,6 +197,10 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 			}
 		}
 		if err != nil {
+			if rn.cut() {
+				rn.keepPartial(err)
+				continue
+			}
 			if be := rn.expired(); be != nil {
 				res.StopReason = toolloop.StopAborted
 				return rn.limitReached(be)
@@ -186,6 +222,11 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 			if msg.StopReason == toolloop.StopLength {
 				return rn.fail(errTypeLength, toolloop.ErrLength.Error(), nil)
 			}
+			if rn.steer != nil {
+				if _, more := rn.safePoint(true); more {
+					continue // follow-ups: the run goes on
+				}
+			}
 			return res, nil
 		}
 		switch msg.StopReason {
@@ -196,6 +237,12 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 		case toolloop.StopRefusal:
 			rn.notRun(msg.ToolCalls, "not run: the provider refused or filtered this turn")
 			return res, nil
+		}
+		if rn.steer != nil {
+			if rn.receiveInterrupts(); rn.holding() {
+				rn.notRun(msg.ToolCalls, notRunInterrupted)
+				continue
+			}
 		}
 		var done []*toolloop.ToolResult
 		if rn.longRun || rn.turnCap {
@@ -210,6 +257,9 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 			}
 		}
 		if rn.ctx.Err() != nil {
+			if rn.cut() {
+				continue
+			}
 			return rn.aborted()
 		}
 		if !rn.longRun {
@@ -279,12 +329,15 @@ func (rn *run) generate(ctx workflow.Context, choice toolloop.ToolChoice, id str
 		StartToCloseTimeout: ag.ModelTimeout,
 		HeartbeatTimeout:    ag.HeartbeatTimeout,
 		RetryPolicy:         ag.ModelRetry,
+		// A cancelled turn reports the text it had streamed, which an
+		// interrupt keeps.
+		WaitForCancellation: rn.steer != nil,
 		Summary:             fmt.Sprintf("model turn %d", rn.turn),
 	})
 	var out turnOutput
-	err := workflow.ExecuteActivity(actx, ag.modelActivity, turnInput{
+	err := rn.wait(actx, workflow.ExecuteActivity(actx, ag.modelActivity, turnInput{
 		RunID: rn.res.RunID, Turn: rn.turn, Messages: rn.res.Messages, ToolChoice: choice,
-	}).Get(actx, &out)
+	}), &out)
 	if err == nil && out.Response == nil {
 		err = errors.New("model returned no response")
 	}
