@@ -153,7 +153,9 @@ type Event struct {
 	Usage      *Usage              `json:"usage,omitempty"`
 	// Origin is where the message of a user.message event came from.
 	Origin Origin `json:"origin,omitempty"`
-	// Interrupt is the interrupt that stopped the run, on run.interrupted.
+	// Interrupt is the interrupt that stopped the run, on run.interrupted,
+	// and the one a paused run had not acted on, on run.paused (as
+	// PauseState.Interrupt holds it).
 	Interrupt *Interrupt `json:"interrupt,omitempty"`
 	// Queued, on run.paused, holds the messages sent into the run that
 	// were not delivered when it paused (as PauseState.Queued holds them).

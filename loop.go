@@ -46,7 +46,7 @@ func (l *AgentLoop) runWith(ctx context.Context, msgs []Message, stream func(Eve
 	}
 	inner, cancel := rn.budgetContext(ctx)
 	defer cancel()
-	inner, err := rn.steerSetup(inner, nil)
+	inner, err := rn.steerSetup(inner, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 			rn.ctl.sendBacks = 0
 		}
 		results, pending := rn.runTurn(ctx, msg.ToolCalls, done, nil)
-		if len(pending) > 0 {
+		if len(pending) > 0 && (rn.steer == nil || !rn.stopHeld(results, pending, msg.ToolCalls)) {
 			return rn.pause(res, results, pending)
 		}
 		rn.appendResults(res, results)

@@ -99,6 +99,11 @@ type PauseState struct {
 	// would have: steering messages at its first safe point, follow-ups
 	// when it would otherwise end.
 	Queued []QueuedMessage `json:"queued,omitempty"`
+	// Interrupt is the interrupt (see [Inbox.Interrupt]) the run had not
+	// acted on when it paused; Resume acts on it as the run would have:
+	// calls of the paused turn it keeps from starting are answered as
+	// not run, and the run stops where its mode says.
+	Interrupt *Interrupt `json:"interrupt,omitempty"`
 }
 
 func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []PendingCall) (*RunResult, error) {
@@ -130,7 +135,7 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 		rn.undelivered(res)
 	}
 	acc := res.Accounting
-	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Agents: agents, Queued: st.Queued, Accounting: &acc})
+	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Agents: agents, Queued: st.Queued, Interrupt: st.Interrupt, Accounting: &acc})
 	return rn.end(res, ErrPaused)
 }
 
@@ -197,7 +202,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	outer := ctx
 	ctx, cancel := rn.budgetContext(ctx)
 	defer cancel()
-	ctx, err = rn.steerSetup(ctx, st.Queued)
+	ctx, err = rn.steerSetup(ctx, st.Queued, st.Interrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +218,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 		return rn.resumeCall(ctx, cr, p, decisions[p.CallID])
 	}
 	results, pending := rn.runTurn(ctx, last.ToolCalls, st.Results, exec)
-	if len(pending) > 0 {
+	if len(pending) > 0 && (rn.steer == nil || !rn.stopHeld(results, pending, last.ToolCalls)) {
 		return rn.pause(res, results, pending)
 	}
 	rn.appendResults(res, results)

@@ -34,6 +34,8 @@ const (
 	// OriginFollowUp: sent with [Inbox.FollowUp], delivered when the run
 	// would otherwise have ended.
 	OriginFollowUp Origin = "follow_up"
+	// OriginInterrupt: the loop's own [InterruptedNote].
+	OriginInterrupt Origin = "interrupt"
 )
 
 // InterruptMode says where an interrupt stops a run.
@@ -230,10 +232,10 @@ type steering struct {
 	closed  bool
 }
 
-// attach makes rn the run of in, putting queued (a resumed run's) first,
-// and returns the context the run works under: ctx without the inbox, so
+// attach makes rn the run of in, putting queued (a resumed run's) first
+// and taking intr (a resumed run's) as its pending interrupt, and returns the context the run works under: ctx without the inbox, so
 // that runs the run's tools start do not take it.
-func (rn *runState) attach(ctx context.Context, in *Inbox, queued []QueuedMessage) (context.Context, error) {
+func (rn *runState) attach(ctx context.Context, in *Inbox, queued []QueuedMessage, intr *Interrupt) (context.Context, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.run != nil {
@@ -242,8 +244,17 @@ func (rn *runState) attach(ctx context.Context, in *Inbox, queued []QueuedMessag
 	s := &steering{in: in, base: context.WithValue(ctx, inboxKey{}, (*Inbox)(nil))}
 	s.ctx, s.cancel = context.WithCancelCause(s.base)
 	in.run, in.intr = s, nil
+	if intr != nil {
+		i := *intr
+		if i.Mode.rank() == 0 {
+			i.Mode = InterruptNow
+		}
+		in.intr = &i
+	}
 	if in.done != nil && in.done.Err() != nil {
 		in.intr = &Interrupt{Mode: InterruptNow}
+	}
+	if in.intr != nil && in.intr.Mode == InterruptNow {
 		s.cancel(errInterruptNow)
 	}
 	if len(queued) > 0 {
@@ -254,33 +265,34 @@ func (rn *runState) attach(ctx context.Context, in *Inbox, queued []QueuedMessag
 }
 
 // steerSetup attaches the run to the inbox ctx carries, if any (or to one
-// of its own, for the queued messages of a resumed run), and returns the
-// context it works under.
-func (rn *runState) steerSetup(ctx context.Context, queued []QueuedMessage) (context.Context, error) {
+// of its own, for the queued messages or the interrupt of a resumed run),
+// and returns the context it works under.
+func (rn *runState) steerSetup(ctx context.Context, queued []QueuedMessage, intr *Interrupt) (context.Context, error) {
 	in := inboxFrom(ctx)
 	if in == nil {
-		if len(queued) == 0 {
+		if len(queued) == 0 && intr == nil {
 			return ctx, nil
 		}
 		in = &Inbox{}
 	}
-	return rn.attach(ctx, in, queued)
+	return rn.attach(ctx, in, queued, intr)
 }
 
 // detach ends the run's hold on its inbox and takes the messages still
-// queued. It is safe to call more than once.
-func (s *steering) detach() []QueuedMessage {
+// queued, and the interrupt not acted on. It is safe to call more than
+// once.
+func (s *steering) detach() ([]QueuedMessage, *Interrupt) {
 	in := s.in
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if s.closed {
-		return nil
+		return nil, nil
 	}
 	s.closed = true
-	q := in.queue
+	q, i := in.queue, in.intr
 	in.queue, in.run, in.intr = nil, nil, nil
 	s.cancel(context.Canceled)
-	return q
+	return q, i
 }
 
 // cut reports whether ctx, the run's working context, was cancelled by an
@@ -372,7 +384,9 @@ func (rn *runState) safePoint(ctx context.Context, res *RunResult, final bool) (
 	s := rn.steer
 	i, q := s.take(final)
 	if i != nil {
-		if final && !i.Continue {
+		if final && (!i.Continue || len(q) == 0) {
+			// Nothing to stop, nothing new to say: the run ends as it
+			// would have.
 			return ctx, false, false
 		}
 		if ctx.Err() != nil && s.cut(ctx) {
@@ -388,6 +402,12 @@ func (rn *runState) safePoint(ctx context.Context, res *RunResult, final bool) (
 		// the place of: the later one was taken above, or none was.
 		ctx = s.renew()
 	}
+	if i != nil && len(q) == 0 && res.Messages[len(res.Messages)-1].Role == RoleAssistant {
+		// Going on from a cut turn with nothing to say: a request must
+		// not end with the assistant's message (providers refuse it, or
+		// take it as the start of the answer), so the loop says why.
+		q = []QueuedMessage{{Origin: OriginInterrupt, Message: UserMessage(InterruptedNote)}}
+	}
 	for _, m := range q {
 		res.Messages = append(res.Messages, m.Message)
 		rn.emit(&Event{Type: EventUserMessage, Origin: m.Origin, Messages: []Message{m.Message}})
@@ -395,13 +415,35 @@ func (rn *runState) safePoint(ctx context.Context, res *RunResult, final bool) (
 	return ctx, false, len(q) > 0 || i != nil
 }
 
+// InterruptedNote is the user message the loop adds when an interrupt
+// with Continue cut the model's turn short and no message was queued to
+// go on with, so that the next request does not end with the
+// assistant's cut message. It is delivered with OriginInterrupt.
+const InterruptedNote = "[The user interrupted your answer here. Go on.]"
+
+// stopHeld answers the calls a pausing turn holds for approval when an
+// interrupt now or after the model turn is pending: none of them will
+// run, and the run acts on the interrupt instead of pausing. It reports
+// whether it did.
+func (rn *runState) stopHeld(results []*ToolResult, pending []PendingCall, calls []ToolCall) bool {
+	if !rn.steer.holding() {
+		return false
+	}
+	for _, p := range pending {
+		why := "not run: the run was interrupted while this call waited for approval"
+		if p.Child != nil {
+			why = "canceled: the run was interrupted while the agent's run waited for approval; what it had done stands"
+		}
+		results[p.Index] = rn.answerNotRun(calls[p.Index], why)
+	}
+	return true
+}
+
 // keepPartial appends what the model had streamed of a turn an interrupt
 // cut short, marked interrupted, and reports it like any response.
 func (rn *runState) keepPartial(res *RunResult) {
 	s := rn.steer
-	// Trailing space is trimmed: a provider that takes a transcript
-	// ending in an assistant message as the start of its answer (a
-	// prefill) refuses one that ends in white space.
+	// Trailing space is trimmed: the text ends where it was cut.
 	text := strings.TrimRightFunc(s.partial.String(), unicode.IsSpace)
 	s.partial.Reset()
 	if text == "" {
@@ -418,7 +460,10 @@ func (rn *runState) keepPartial(res *RunResult) {
 // undelivered ends the run's hold on its inbox and returns the messages
 // it did not deliver in the result, or in its pause state.
 func (rn *runState) undelivered(res *RunResult) {
-	q := rn.steer.detach()
+	q, i := rn.steer.detach()
+	if res.Paused != nil && i != nil {
+		res.Paused.Interrupt = i
+	}
 	if len(q) == 0 {
 		return
 	}

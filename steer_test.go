@@ -498,3 +498,101 @@ func TestInterruptStopsTheWrapUpTurn(t *testing.T) {
 	assert.Equal(t, toolloop.StopInterrupted, last.StopReason)
 	require.Len(t, rec.Of(toolloop.EventRunInterrupted), 1)
 }
+
+// An interrupt after the tools that is pending when the turn pauses for
+// approval is kept in the pause state: the resumed turn finishes, and
+// the run stops before its next model request.
+func TestInterruptAfterToolsSurvivesPause(t *testing.T) {
+	h := newHold()
+	in := &toolloop.Inbox{}
+	rm := toolloop.NewTool("rm", "removes", func(context.Context, struct{}) (any, error) { return "gone", nil })
+	m := &stepModel{reply: func(turn int, _ *toolloop.Request) *toolloop.Response {
+		if turn == 1 {
+			return looptest.Calls(looptest.Call("c1", "hold", `{"id":"c1"}`), looptest.Call("c2", "rm", `{}`))
+		}
+		return looptest.Text("done")
+	}}
+	rec := &looptest.Recorder{}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, h.tool(), rm), PauseForApproval: true, OnEvent: rec.Record,
+		Limits: toolloop.Limits{MaxConcurrency: 2},
+		Guard:  &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "confirm-rm", Tools: []string{"rm"}, Decision: toolloop.Ask}}}}
+	go func() {
+		<-h.started
+		in.Interrupt(toolloop.Interrupt{Mode: toolloop.InterruptAfterTools})
+		close(h.release)
+	}()
+	ctx := toolloop.WithInbox(context.Background(), in)
+	res, err := l.Run(ctx, user("clean up"))
+	require.ErrorIs(t, err, toolloop.ErrPaused)
+	require.NotNil(t, res.Paused.Interrupt)
+	assert.Equal(t, toolloop.InterruptAfterTools, res.Paused.Interrupt.Mode)
+
+	var rp eventlog.Replay
+	for _, e := range rec.Events() {
+		rp.Add(e)
+	}
+	require.NotNil(t, rp.Paused)
+	assert.Equal(t, res.Paused.Interrupt, rp.Paused.Interrupt, "a log keeps it")
+
+	res, err = l.Resume(ctx, res.Paused, map[string]toolloop.Approval{"c2": {Approved: true}})
+	require.ErrorIs(t, err, toolloop.ErrInterrupted)
+	assert.Equal(t, "gone", resultOf(t, res, "c2").Text(), "the paused turn finished")
+	assert.Len(t, m.requests(), 1, "and the run stopped before its next request")
+	looptest.AssertValid(t, res.Messages)
+}
+
+// An interrupt now pending when a turn would pause answers the held call
+// as not run and acts instead of pausing.
+func TestInterruptNowInsteadOfPause(t *testing.T) {
+	h := newHold()
+	in := &toolloop.Inbox{}
+	var rmRan bool
+	rm := toolloop.NewTool("rm", "removes", func(context.Context, struct{}) (any, error) { rmRan = true; return "gone", nil })
+	m := &stepModel{reply: func(turn int, _ *toolloop.Request) *toolloop.Response {
+		return looptest.Calls(looptest.Call("c1", "hold", `{"id":"c1"}`), looptest.Call("c2", "rm", `{}`))
+	}}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, h.tool(), rm), PauseForApproval: true,
+		Limits: toolloop.Limits{MaxConcurrency: 2},
+		Guard:  &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "confirm-rm", Tools: []string{"rm"}, Decision: toolloop.Ask}}}}
+	go func() {
+		<-h.started
+		in.Interrupt(toolloop.Interrupt{})
+	}()
+	res, err := l.Run(toolloop.WithInbox(context.Background(), in), user("clean up"))
+	require.ErrorIs(t, err, toolloop.ErrInterrupted)
+	assert.Nil(t, res.Paused)
+	assert.False(t, rmRan)
+	assert.Contains(t, resultOf(t, res, "c2").Text(), "interrupted while this call waited for approval")
+	assert.Equal(t, toolloop.KindCanceled, resultOf(t, res, "c1").Error.Kind)
+	looptest.AssertValid(t, res.Messages)
+}
+
+// Going on from a cut turn with nothing queued: the loop says why in a
+// user message, so that no request ends with the assistant's message.
+func TestInterruptContinueWithNothingQueued(t *testing.T) {
+	in := &toolloop.Inbox{}
+	m := &stepModel{reply: func(turn int, _ *toolloop.Request) *toolloop.Response {
+		if turn == 1 {
+			return nil
+		}
+		return looptest.Text("again")
+	}}
+	m.streamed = func(turn int) {
+		if turn == 1 {
+			in.Interrupt(toolloop.Interrupt{Continue: true})
+		}
+	}
+	rec := &looptest.Recorder{}
+	l := &toolloop.AgentLoop{Model: m, OnEvent: rec.Record}
+	res, err := l.Run(toolloop.WithInbox(context.Background(), in), user("task"))
+	require.NoError(t, err)
+	reqs := m.requests()
+	require.Len(t, reqs, 2)
+	last := reqs[1][len(reqs[1])-1]
+	assert.Equal(t, toolloop.RoleUser, last.Role)
+	assert.Equal(t, toolloop.InterruptedNote, last.Text())
+	ev := rec.Of(toolloop.EventUserMessage)
+	require.Len(t, ev, 1)
+	assert.Equal(t, toolloop.OriginInterrupt, ev[0].Origin)
+	assert.Equal(t, "again", res.FinalText)
+}

@@ -270,7 +270,7 @@ func (rp *Replay) pause(e toolloop.Event) {
 	rp.Paused = &toolloop.PauseState{
 		RunID: e.RunID, Turn: e.Turn, Messages: slices.Clone(rp.msgs),
 		Results: results, Pending: e.Pending, Agents: e.Agents, Executions: slices.Clone(rp.runExecs),
-		Queued: slices.Clone(e.Queued),
+		Queued: slices.Clone(e.Queued), Interrupt: e.Interrupt,
 	}
 	if e.Accounting != nil {
 		rp.Paused.Accounting = *e.Accounting
