@@ -182,8 +182,8 @@ func (rn *run) safePoint(final bool) (stop, more bool) {
 	rn.receive()
 	i, q := s.take(final)
 	if i != nil {
-		if final && !i.Continue {
-			return false, false
+		if final && (!i.Continue || len(q) == 0) {
+			return false, false // nothing to stop, nothing new to say
 		}
 		if rn.cut() {
 			rn.renew()
@@ -195,6 +195,11 @@ func (rn *run) safePoint(final bool) (stop, more bool) {
 		}
 	} else if rn.cut() {
 		rn.renew()
+	}
+	if msgs := rn.res.Messages; i != nil && len(q) == 0 && msgs[len(msgs)-1].Role == toolloop.RoleAssistant {
+		// Going on from a cut turn with nothing to say: as the core does,
+		// so that no request ends with the assistant's cut message.
+		q = []toolloop.QueuedMessage{{Origin: toolloop.OriginInterrupt, Message: toolloop.UserMessage(toolloop.InterruptedNote)}}
 	}
 	for _, m := range q {
 		rn.res.Messages = append(rn.res.Messages, m.Message)
