@@ -429,7 +429,7 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, 
 	}
 	rn.emit(&Event{Type: EventModelRequest})
 	if rn.steer != nil {
-		rn.steer.partial.Reset()
+		rn.steer.partial = rn.steer.partial[:0]
 	}
 	resp, err := l.callModel(ctx, rn, req)
 	if err == nil && resp == nil {
@@ -472,7 +472,7 @@ func (rn *runState) streamTurn(ctx context.Context, s Streamer, req *Request) (*
 		}
 		if ch.Text != "" {
 			if rn.steer != nil {
-				rn.steer.partial.WriteString(ch.Text)
+				rn.steer.partial = append(rn.steer.partial, ch.Text...)
 			}
 			rn.emit(&Event{Type: EventModelDelta, Text: ch.Text})
 		}

@@ -227,8 +227,8 @@ type steering struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// partial collects the text of the model turn being streamed, kept
-	// if an interrupt cuts it short.
-	partial strings.Builder
+	// if an interrupt cuts it short; its buffer serves every turn.
+	partial []byte
 	closed  bool
 }
 
@@ -444,8 +444,8 @@ func (rn *runState) stopHeld(results []*ToolResult, pending []PendingCall, calls
 func (rn *runState) keepPartial(res *RunResult) {
 	s := rn.steer
 	// Trailing space is trimmed: the text ends where it was cut.
-	text := strings.TrimRightFunc(s.partial.String(), unicode.IsSpace)
-	s.partial.Reset()
+	text := strings.TrimRightFunc(string(s.partial), unicode.IsSpace)
+	s.partial = s.partial[:0]
 	if text == "" {
 		return
 	}

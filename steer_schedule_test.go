@@ -75,13 +75,7 @@ func steerSchedules(t *testing.T) int {
 //     go on, interrupts that did not act only ever trail, and a result
 //     that says the run was interrupted comes with an event that says so.
 //
-// Three known bugs are let through, each counted in the log line and
-// shown alone by a skipped test of steer_bug_test.go: a request that ends
-// with the model's own message after an interrupt with Continue delivered
-// nothing, its final answer or the text an interrupt now cut short
-// (knownTrailing: TestSteerContinueAfterFinalAnswer,
-// TestSteerContinueAfterCutText), and an interrupt dropped by a pause
-// (TestSteerInterruptBeforePauseIsKept). Two things keep fake time
+// Two things keep fake time
 // moving: a call waiting for the Approver, or an emitter waiting for a
 // stream's reader, waits on a sync.Mutex of the run, which a bubble does
 // not count as durably blocked, so an Approver only ever has one call to
@@ -781,16 +775,9 @@ func (s *steerRun) check(t *testing.T, phases []steerPhase, leftover []toolloop.
 			}
 		}
 	}
-	s.mu.Unlock()
-	known := knownTrailing(top)
-	s.mu.Lock()
 	for i, req := range s.reqs {
 		n := len(req)
 		if n == 0 || req[n-1].Role != toolloop.RoleAssistant {
-			continue
-		}
-		if req[0].Text() == "go" && known > 0 {
-			known-- // a known bug: see knownTrailing
 			continue
 		}
 		t.Fatalf("%s: request %d ends with an assistant message (%q, %s): Claude 4.6 and later refuse it, and earlier models take it as a prefill to continue",
@@ -805,7 +792,6 @@ func (s *steerRun) check(t *testing.T, phases []steerPhase, leftover []toolloop.
 	st := s.stats
 	st["runs"] += len(phases)
 	st["pauses"] += len(phases) - 1
-	st["known_bug_requests"] += knownTrailing(top)
 	switch {
 	case err == nil:
 		st["ended ok"]++
@@ -951,10 +937,18 @@ func (s *steerRun) checkMessages(t *testing.T, phases []steerPhase, leftover []t
 		label string
 	}
 	var places []place
-	for _, m := range res.Messages[1:] {
-		if m.Role == toolloop.RoleUser {
-			places = append(places, place{"delivered", m.Text()})
+	for i, m := range res.Messages[1:] {
+		if m.Role != toolloop.RoleUser {
+			continue
 		}
+		if m.Text() == toolloop.InterruptedNote {
+			// The loop's own note: only right after a cut turn.
+			if prev := res.Messages[i]; prev.Role != toolloop.RoleAssistant || prev.StopReason != toolloop.StopInterrupted {
+				t.Fatalf("%s: the interrupted note follows %s %q (%s), not a cut turn", name, prev.Role, prev.Text(), prev.StopReason)
+			}
+			continue
+		}
+		places = append(places, place{"delivered", m.Text()})
 	}
 	for _, ph := range phases[:len(phases)-1] {
 		if len(ph.res.Undelivered) > 0 {
@@ -1012,6 +1006,12 @@ func (s *steerRun) checkMessages(t *testing.T, phases []steerPhase, leftover []t
 				t.Fatalf("%s: a user.message event with %d messages", name, len(e.Messages))
 			}
 			label := e.Messages[0].Text()
+			if e.Origin == toolloop.OriginInterrupt && label == toolloop.InterruptedNote {
+				if lastTurnEnd == nil || lastTurnEnd.Type != toolloop.EventRunInterrupted || !lastTurnEnd.Interrupt.Continue {
+					t.Fatalf("%s: the interrupted note delivered with no interrupt going on before it", name)
+				}
+				continue
+			}
 			if seen[label] || where[label] != "delivered" {
 				t.Fatalf("%s: user.message %s, %s (seen before: %v)", name, label, where[label], seen[label])
 			}
@@ -1126,12 +1126,6 @@ func (s *steerRun) checkInterrupts(t *testing.T, phases []steerPhase, top []tool
 		if !explains(took, acted[k]) {
 			t.Fatalf("%s: run %d: the run.interrupted events %+v are not the interrupts it accepted %+v", name, k, acted[k], took)
 		}
-		if said[k] != "" && len(acted[k]) == 0 && errors.Is(ph.err, toolloop.ErrPaused) {
-			// A known bug (TestSteerInterruptBeforePauseIsKept): the turn
-			// paused, and the interrupt was dropped. Remove when fixed.
-			s.stats["known_bug_interrupt_dropped_by_pause"]++
-			continue
-		}
 		if said[k] != "" && len(acted[k]) == 0 && !errors.Is(ph.err, context.Canceled) {
 			t.Fatalf("%s: run %d (err %v): a result says the run was interrupted, and no run.interrupted event says so: %s", name, k, ph.err, said[k])
 		}
@@ -1146,37 +1140,6 @@ func (s *steerRun) checkInterrupts(t *testing.T, phases []steerPhase, top []tool
 			t.Fatalf("%s: run %d ended interrupted, stop reason %s, after %+v", name, k, ph.res.StopReason, acted[k])
 		}
 	}
-}
-
-// knownTrailing counts the model requests of the top run that come
-// right after an interrupt with Continue that delivered nothing, the
-// transcript ending with the model's own message: its final answer, or
-// the text it had streamed when an interrupt now cut it short. Such a
-// request ends with an assistant message, which Claude 4.6 and later
-// refuse (TestSteerContinueAfterFinalAnswer and
-// TestSteerContinueAfterCutText show it alone). The schedules let those
-// requests pass, and only those, until the loop is fixed; then this
-// returns 0 and any such request fails the schedule.
-func knownTrailing(top []toolloop.Event) int {
-	n := 0
-	last, intr := "", false
-	for _, e := range top {
-		switch e.Type {
-		case toolloop.EventModelResponse:
-			last, intr = "assistant", false
-		case toolloop.EventComplete, toolloop.EventRunResumed:
-			last = "tool"
-		case toolloop.EventUserMessage, toolloop.EventRunStart:
-			last = "user"
-		case toolloop.EventRunInterrupted:
-			intr = intr || e.Interrupt.Continue
-		case toolloop.EventModelRequest:
-			if last == "assistant" && intr {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // fingerprint is what a message says, to compare requests with the
