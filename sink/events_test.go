@@ -119,6 +119,18 @@ func runEnd(stop toolloop.StopReason, err string) toolloop.Event {
 	return e
 }
 
+func userMessage(origin toolloop.Origin, text string) toolloop.Event {
+	e := ev(toolloop.EventUserMessage)
+	e.Origin, e.Messages = origin, []toolloop.Message{toolloop.UserMessage(text)}
+	return e
+}
+
+func interrupted(i toolloop.Interrupt) toolloop.Event {
+	e := ev(toolloop.EventRunInterrupted)
+	e.Interrupt = &i
+	return e
+}
+
 func paused(names ...string) toolloop.Event {
 	e := ev(toolloop.EventRunPaused)
 	for i, n := range names {

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"cmp"
 	"io"
 	"strconv"
 	"strings"
@@ -55,7 +56,13 @@ type PrinterOptions struct {
 // Approval requests and approvals (a refusal shows on the call's line),
 // guard rewrites, hooks that denied, rejected or failed, limits, pauses,
 // transcript repairs and edits, and a run's error are printed as they
-// happen; [PrinterOptions] Verbose adds the rest.
+// happen; so are messages sent into the run (see toolloop.Inbox), where
+// the loop delivered them, and interrupts, with their mode:
+//
+//	» delivered: use the staging database
+//	! interrupted (now)
+//
+// [PrinterOptions] Verbose adds the rest.
 //
 // Output per event is bounded (see the byte limits of [PrinterOptions])
 // except the model's own text, which is the answer and is printed whole.
@@ -106,6 +113,7 @@ const (
 	markInfo   = "·"
 	markStart  = "…"
 	markEdit   = "~"
+	markSteer  = "»"
 	markGap    = "        " // indents the lines of a message under a call
 	reasonMark = "┊ "
 )
@@ -245,6 +253,10 @@ func (p *printer) print(e toolloop.Event) {
 		p.message(markNote, sgrYellow, "transcript repaired", strings.Join(e.Repairs, "\n"))
 	case toolloop.EventTranscriptEdited:
 		p.edit(e.Edit)
+	case toolloop.EventUserMessage:
+		p.delivered(e)
+	case toolloop.EventRunInterrupted:
+		p.interrupted(e.Interrupt)
 	case toolloop.EventRunEnd:
 		p.end(v, e)
 		delete(p.runs, e.RunID)
@@ -268,7 +280,8 @@ func (p *printer) child(e *toolloop.Event) bool {
 		delete(p.runs, e.RunID)
 		return false
 	case toolloop.EventRunPaused, toolloop.EventRunResumed, toolloop.EventRunStart,
-		toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventModelResponse:
+		toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventModelResponse,
+		toolloop.EventUserMessage, toolloop.EventRunInterrupted:
 		return p.o.Verbose
 	}
 	return true
@@ -601,9 +614,39 @@ func (p *printer) edit(ed *toolloop.TranscriptEdit) {
 	p.line(markEdit, sgrDim, msg)
 }
 
+// delivered prints a message sent into the running run, where the loop
+// delivered it: "» delivered: use the staging database".
+func (p *printer) delivered(e toolloop.Event) {
+	what := "delivered"
+	if e.Origin != "" && e.Origin != toolloop.OriginSteer {
+		what += " (" + strings.ReplaceAll(string(e.Origin), "_", "-") + ")"
+	}
+	var texts []string
+	for _, m := range e.Messages {
+		texts = append(texts, m.Text())
+	}
+	p.message(markSteer, sgrCyan, what, strings.Join(texts, "\n"))
+}
+
+// interrupted prints where an interrupt stopped the run: "interrupted
+// (now)", and whether the run goes on.
+func (p *printer) interrupted(i *toolloop.Interrupt) {
+	mode, goOn := toolloop.InterruptNow, false
+	if i != nil {
+		mode, goOn = cmp.Or(i.Mode, toolloop.InterruptNow), i.Continue
+	}
+	msg := "interrupted (" + string(mode) + ")"
+	if goOn {
+		msg += "; going on with the queued messages"
+	}
+	p.line(markNote, sgrYellow, msg)
+}
+
 func (p *printer) end(v *runView, e toolloop.Event) {
 	p.endLine()
 	switch {
+	case e.StopReason == toolloop.StopInterrupted:
+		// The run.interrupted line said it.
 	case e.Error != "" && !v.paused:
 		p.message(markFailed, sgrRed, "run ended ("+string(orStop(e.StopReason))+")", e.Error)
 	case e.Error == "" && e.StopReason == toolloop.StopAborted:

@@ -158,6 +158,21 @@ func TestPrinterEvents(t *testing.T) {
 			"  ! turn sent back: one file per turn\n"},
 		{"output.invalid", sink.PrinterOptions{}, []toolloop.Event{withError(toolloop.EventOutputInvalid, "at /severity: value must be one of")},
 			"  ! answer rejected: at /severity: value must be one of\n"},
+		{"user.message", sink.PrinterOptions{}, []toolloop.Event{userMessage(toolloop.OriginSteer, "use the staging database")},
+			"  » delivered: use the staging database\n"},
+		{"user.message follow-up, two lines", sink.PrinterOptions{}, []toolloop.Event{userMessage(toolloop.OriginFollowUp, "then\nrun the tests")},
+			"  » delivered (follow-up): then\n        run the tests\n"},
+		{"user.message ends the streamed line", sink.PrinterOptions{}, []toolloop.Event{
+			delta(toolloop.EventModelDelta, "Working"), userMessage(toolloop.OriginSteer, "stop")},
+			"Working\n  » delivered: stop\n"},
+		{"run.interrupted", sink.PrinterOptions{}, []toolloop.Event{interrupted(toolloop.Interrupt{Mode: toolloop.InterruptNow})},
+			"  ! interrupted (now)\n"},
+		{"run.interrupted going on", sink.PrinterOptions{}, []toolloop.Event{interrupted(toolloop.Interrupt{Mode: toolloop.InterruptAfterTools, Continue: true})},
+			"  ! interrupted (after_tools); going on with the queued messages\n"},
+		{"an interrupted turn, then the run's end, says it once", sink.PrinterOptions{}, []toolloop.Event{
+			ev(toolloop.EventModelRequest), delta(toolloop.EventModelDelta, "I will fir"), response("I will fir", toolloop.StopInterrupted),
+			interrupted(toolloop.Interrupt{}), runEnd(toolloop.StopInterrupted, "toolloop: the run was interrupted")},
+			"I will fir\n  ! interrupted (now)\n"},
 		{"text, then calls, then text", sink.PrinterOptions{}, []toolloop.Event{
 			ev(toolloop.EventModelRequest), delta(toolloop.EventModelDelta, "Let me look."),
 			response("Let me look.", toolloop.StopToolUse, toolloop.ToolCall{ID: "c1", Name: "read_file"}),
@@ -399,9 +414,11 @@ func TestPrinterChildRun(t *testing.T) {
 		child(complete(toolloop.TextResult("A"))),
 		child(response("child answer", toolloop.StopEnd)),
 		child(paused("rm")),
+		child(interrupted(toolloop.Interrupt{})),
 		child(runEnd(toolloop.StopEnd, "")),
 	}
 	assert.Equal(t, "  ✓ ↳ read_file → A\n", printed(sink.PrinterOptions{}, events...),
 		"a sub-agent's calls show as its own; its text, pause and end are the parent's to tell")
 	assert.Contains(t, printed(verbose, events...), "child answer")
+	assert.Contains(t, printed(verbose, events...), "interrupted (now)")
 }

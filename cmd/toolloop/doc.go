@@ -61,12 +61,6 @@
 // pause lists each waiting call by its ID, and toolloop resume decides
 // them.
 //
-// Ctrl-C cancels the turn under way: every call gets its result (a running
-// call a canceled one), the log records them, and the conversation goes on
-// at the prompt (a one-shot run ends, with exit code 130). A second Ctrl-C
-// during the same turn, or a Ctrl-C at the prompt, quits with exit code 130;
-// toolloop resume continues the run either way.
-//
 // With a prompt as argument the run is one-shot; with none, at a terminal,
 // toolloop holds a conversation, reading a prompt per line until end of input
 // (Ctrl-D); with none and stdin not a terminal, stdin is the prompt.
@@ -87,12 +81,50 @@
 // one. exec_shell still sees it: a shell cannot be fenced off by name, and
 // the sandbox lets commands read and write the whole workspace.
 //
+// # Typing while a run works
+//
+// In toolloop run and resume, what the person types while a run works goes
+// to it (package toolloop's
+// Inbox): each line, sent with Enter, is shown as queued,
+//
+//	» queued: use the staging database, not prod
+//
+// and delivered before the model's next request, after the results of the
+// calls under way, never between a call and its result; the output shows
+// it there ("» delivered: ..."), the log records it, and the model
+// answers it in the same run. A line still queued when the run ends (it
+// was interrupted, or failed, first) is not lost: in a conversation it is
+// listed and goes with the next prompt, before it (Enter alone sends it);
+// a one-shot run lists it on stderr. Text typed without Enter when a run
+// ends starts the next prompt.
+//
+// Esc or Ctrl-C interrupts the run now: the model stops (the text it had
+// written is kept, marked interrupted), running calls are cancelled, each
+// answered with a canceled result, "interrupted (now)" is printed, and
+// the conversation goes on at the prompt (a one-shot run ends, with exit
+// code 130). Ctrl-C after that, while the run is still stopping (a tool
+// that does not stop at once), or at the prompt, quits with exit code
+// 130 after flushing the log; toolloop resume continues the run either
+// way.
+//
+// At a terminal, toolloop reads keys one by one while a run works, to see
+// Esc: it echoes what is typed on a line of its own after "> ", and
+// Backspace, Ctrl-U and Ctrl-W edit it; arrow and function keys are
+// ignored. Ctrl-C stays the terminal's signal, and at the prompt and at
+// a question the terminal reads whole lines as usual (Esc there is text).
+// Where a terminal cannot be read key by key (Windows), lines are read
+// whole and only Ctrl-C interrupts. Without a terminal, with the prompt
+// as argument, the lines of stdin read while the run works are sent to it
+// the same way (scripted steering); a prompt read from stdin takes all of
+// it.
+//
 // # toolloop resume [flags] [-approve ID] [-deny ID[=REASON]] LOG [follow-up prompt]
 //
 // Continues the run recorded in LOG exactly once, appending to the log: a run
 // that crashed or was killed (its transcript is replayed from the log; a call
 // that was running gets a canceled result and is not run again, a call with a
-// logged result is never run again), a turn cancelled with Ctrl-C, or a run
+// logged result is never run again), a run interrupted with Esc or Ctrl-C
+// (the model is asked again from where it stopped), or a run
 // paused for approval. A run that ended is not resumed; with a follow-up
 // prompt the conversation goes on with it. A torn last line (a process
 // killed while writing) is reported and skipped; a corrupt line elsewhere is
@@ -164,6 +196,6 @@
 //	2    bad usage or bad input: flags, a missing, empty or corrupt log, an
 //	     unknown provider or tool, a malformed MCP config or JSON arguments
 //	3    the run is paused for approval: decide with toolloop resume LOG
-//	130  interrupted: Ctrl-C at the prompt, twice during a turn, or once in
-//	     a one-shot run
+//	130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc
+//	     or Ctrl-C in a one-shot run
 package main

@@ -142,8 +142,12 @@ Exit codes:
   2    bad usage or bad input: flags, a missing or corrupt log, an unknown
        provider or tool, malformed MCP config or JSON arguments
   3    the run is paused for approval: continue it with toolloop resume LOG
-  130  interrupted: Ctrl-C at the prompt, twice during a turn, or once in a
-       one-shot run
+  130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc or
+       Ctrl-C in a one-shot run
+
+While a run works, a line typed (Enter) is sent to it, delivered before the
+model's next request; Esc or Ctrl-C interrupts it, and the conversation goes
+on at the prompt.
 `
 
 // providersHelp lists the providers, for the command's help and for run

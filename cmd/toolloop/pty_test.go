@@ -130,7 +130,7 @@ const ptyScript = `[
 
 // TestTerminalSession drives toolloop run in a pseudo-terminal with a
 // scripted model: the text streams, one write is approved and one
-// refused, Ctrl-C in the middle of a shell command cancels the turn with
+// refused, Ctrl-C in the middle of a shell command interrupts the run with
 // every call answered in the log, a Ctrl-C at the prompt quits with 130,
 // and toolloop resume finishes the run.
 func TestTerminalSession(t *testing.T) {
@@ -156,8 +156,9 @@ func TestTerminalSession(t *testing.T) {
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(ws, "started")); return err == nil },
 		20*time.Second, 10*time.Millisecond, "the shell command never started")
 	p.send("\x03")
-	p.expect("cancelling the turn")
-	p.expect("the turn was cancelled; every call has its result in " + log)
+	p.expect("^C interrupting (now)")
+	p.expect("interrupted (now)")
+	p.expect("the run was interrupted; every call has its result in " + log)
 	p.expect("> ")
 	p.send("\x03")
 	assert.Equal(t, exitInterrupted, p.wait())
@@ -175,11 +176,11 @@ func TestTerminalSession(t *testing.T) {
 	require.NotNil(t, res["c3"].Error)
 	assert.Equal(t, toolloop.KindDenied, res["c3"].Error.Kind)
 	assert.True(t, res["c4"].IsError(), "the cancelled command's result says so")
-	assert.Equal(t, toolloop.StopAborted, rp.StopReason)
+	assert.Equal(t, toolloop.StopInterrupted, rp.StopReason)
 
 	// Resume: the model goes on from the cancelled turn.
 	r := startPTY(t, ws, "resume", "-script", script, log)
-	r.expect("which was cancelled")
+	r.expect("which was interrupted")
 	r.expect("Resumed and finished.")
 	r.expect("> ")
 	r.send("\x04") // end of input

@@ -27,6 +27,9 @@ type runFlags struct {
 	yes     bool
 	system  string
 	verbose bool
+	// promptOnStdin: stdin was read whole as the prompt; nothing more
+	// is read from it.
+	promptOnStdin bool
 }
 
 // session is a conversation in the terminal: the loop, its tools, its log
@@ -39,6 +42,13 @@ type session struct {
 	in    *lineReader
 	print func(toolloop.Event)
 	red   *sanitize.Redactor
+	// out is stdout, shared by the printer and the keys.
+	out *output
+	// keys reads what is typed while a run works; nil reads nothing.
+	keys keys
+	// typed is what was typed during the last run after its last line,
+	// the start of the next prompt.
+	typed string
 }
 
 func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appendLog bool) (*session, error) {
@@ -53,21 +63,31 @@ func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appen
 	red := redactor(e.getenv)
 	s := &session{e: e, tools: t, red: red, in: newLineReader(e.stdin)}
 	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), stateDir, "runs"), append: appendLog, red: red}
+	s.out = &output{w: e.stdout}
+	if !f.promptOnStdin {
+		s.keys = keysFor(e, s.in, s.out)
+	}
 	var term *terminal
 	if e.tty || f.yes {
 		term = newTerminal(e, s.in, t.reg, f.yes)
+		if s.keys != nil {
+			term.hold = s.keys.hold
+		}
 	}
 	s.loop = loopFor(model, t, term, red, s.log.record)
 	if err := s.loop.Validate(); err != nil {
 		s.close()
 		return nil, err
 	}
-	s.print = sink.NewPrinter(e.stdout, &sink.PrinterOptions{Verbose: f.verbose})
+	s.print = sink.NewPrinter(s.out, &sink.PrinterOptions{Verbose: f.verbose})
 	fmt.Fprintf(e.stderr, "toolloop: model %s; %d tools\n", name, len(t.reg.Specs(ctx)))
 	return s, nil
 }
 
 func (s *session) close() error {
+	if s.keys != nil {
+		s.keys.close()
+	}
 	s.in.close()
 	s.tools.close()
 	if s.log == nil {
@@ -76,57 +96,19 @@ func (s *session) close() error {
 	return s.log.close()
 }
 
-// turn runs one turn of the conversation (a run, or a paused run's
-// resumption) with streaming output. Ctrl-C cancels it: the run ends with
-// every call answered, and the error is errInterrupted. A second Ctrl-C
-// ends the process (exit 130) after flushing the log.
-func (s *session) turn(ctx context.Context, start func(context.Context) *toolloop.Stream) (*toolloop.RunResult, error) {
-	tctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		n := 0
-		for {
-			select {
-			case <-s.e.interrupts:
-				n++
-				if n == 1 {
-					fmt.Fprintln(s.e.stderr, "\n^C cancelling the turn: every call gets its result (Ctrl-C again to quit)")
-					cancel(errInterrupted)
-					continue
-				}
-				fmt.Fprintln(s.e.stderr, "\n^C quitting")
-				s.log.close()
-				exitNow(exitInterrupted)
-				return
-			case <-stop:
-				return
-			}
-		}
-	}()
-	st := start(tctx)
-	for ev := range st.Events() {
-		s.print(s.red.RedactEvent(ev))
-	}
-	res, err := st.Result()
-	close(stop)
-	<-done
-	if err != nil && errors.Is(context.Cause(tctx), errInterrupted) && ctx.Err() == nil {
-		err = fmt.Errorf("%w: %w", errInterrupted, err)
-	}
-	return res, err
-}
-
 // exitNow ends the process; tests replace it.
 var exitNow = os.Exit
 
 // converse runs the first turn, then, at a terminal with no prompt given,
-// reads follow-up prompts until end of input.
+// reads follow-up prompts until end of input. Messages typed during a
+// turn that it did not deliver go with the next prompt; without one, they
+// are listed.
 func (s *session) converse(ctx context.Context, first func(context.Context) *toolloop.Stream, repl bool) error {
 	res, err := s.turn(ctx, first)
 	if !repl {
-		return s.after(res, err)
+		err = s.after(res, err)
+		s.undelivered(res, false)
+		return err
 	}
 	msgs := []toolloop.Message(nil)
 	if res != nil {
@@ -135,20 +117,32 @@ func (s *session) converse(ctx context.Context, first func(context.Context) *too
 	if err := s.afterPrompt(res, err); err != nil {
 		return err
 	}
+	held := s.undelivered(res, true)
 	for {
-		fmt.Fprint(s.e.stdout, "\n> ")
+		typed := s.typed
+		s.typed = ""
+		fmt.Fprint(s.out, "\n> "+typed)
 		line, err := s.in.readLine(ctx, s.e.interrupts)
 		if err != nil {
-			fmt.Fprintln(s.e.stdout)
+			fmt.Fprintln(s.out)
+			if len(held) > 0 {
+				fmt.Fprintf(s.e.stderr, "toolloop: %s typed during the last run %s not sent\n", plural(len(held), "message"), pick(len(held), "was", "were"))
+			}
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
 		}
-		if strings.TrimSpace(line) == "" {
+		line = typed + line
+		blank := strings.TrimSpace(line) == ""
+		if blank && len(held) == 0 {
 			continue
 		}
-		msgs = append(msgs, toolloop.UserMessage(line))
+		msgs = append(msgs, held...)
+		held = nil
+		if !blank {
+			msgs = append(msgs, toolloop.UserMessage(line))
+		}
 		in := msgs
 		res, err := s.turn(ctx, func(c context.Context) *toolloop.Stream { return s.loop.RunStream(c, in) })
 		if res != nil {
@@ -157,6 +151,7 @@ func (s *session) converse(ctx context.Context, first func(context.Context) *too
 		if err := s.afterPrompt(res, err); err != nil {
 			return err
 		}
+		held = s.undelivered(res, true)
 	}
 }
 
@@ -177,13 +172,13 @@ func (s *session) afterPrompt(res *toolloop.RunResult, err error) error {
 
 // after reports how a turn ended.
 func (s *session) after(res *toolloop.RunResult, err error) error {
-	fmt.Fprintln(s.e.stdout)
+	fmt.Fprintln(s.out)
 	path := s.log.Path()
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(s.e.stderr, "toolloop: the turn was cancelled; every call has its result in %s (continue it with: toolloop resume %s)\n", path, path)
+		fmt.Fprintf(s.e.stderr, "toolloop: the run was interrupted; every call has its result in %s (continue it with: toolloop resume %s)\n", path, path)
 		return errInterrupted
 	case errors.Is(err, toolloop.ErrPaused):
 		fmt.Fprintf(s.e.stderr, "toolloop: %d call(s) wait for approval:\n%s\n", len(res.Paused.Pending), pendingList(res.Paused.Pending))
@@ -217,6 +212,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		if prompt = strings.TrimSpace(string(b)); prompt == "" {
 			return usagef("no prompt: give one as an argument or on stdin")
 		}
+		f.promptOnStdin = true
 	}
 	s, err := openSession(ctx, e, &f, f.log, false)
 	if err != nil {
@@ -240,10 +236,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		msgs = append(msgs, toolloop.SystemMessage(f.system))
 	}
 	if repl {
-		fmt.Fprint(e.stdout, "> ")
+		fmt.Fprint(s.out, "> ")
 		line, err := s.in.readLine(ctx, e.interrupts)
 		if err != nil {
-			fmt.Fprintln(e.stdout)
+			fmt.Fprintln(s.out)
 			return errors.Join(ignoreEOF(err), s.close())
 		}
 		prompt = line
@@ -320,7 +316,9 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 	}
 	msgs := rp.Transcript()
 	paused := rp.Paused != nil
-	crashed := !paused && (!rp.Ended || rp.StopReason == toolloop.StopAborted)
+	// A run that crashed, or that Ctrl-C or Esc stopped, goes on from
+	// where it stopped.
+	crashed := !paused && (!rp.Ended || rp.StopReason == toolloop.StopAborted || rp.StopReason == toolloop.StopInterrupted)
 	if !paused && !crashed && prompt == "" {
 		unlock()
 		return usagef("the run in %s ended (%s): there is nothing to resume; give a follow-up prompt to go on with the conversation",
@@ -354,12 +352,15 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 		first = func(c context.Context) *toolloop.Stream { return s.loop.ResumeStream(c, st, decisions) }
 		fmt.Fprintf(e.stderr, "toolloop: resuming run %s, paused for approval\n", rp.RunID)
 	default:
-		// A crash or a cancelled turn: the loop gives each call with no
-		// result a canceled one and runs nothing that has a result. Or
-		// a follow-up to a run that ended.
+		// A crash, or a cancelled or interrupted turn: the loop gives
+		// each call with no result a canceled one and runs nothing that
+		// has a result. Or a follow-up to a run that ended.
 		if crashed {
 			how := "which crashed"
-			if rp.Ended {
+			switch {
+			case rp.StopReason == toolloop.StopInterrupted:
+				how = "which was interrupted"
+			case rp.Ended:
 				how = "which was cancelled"
 			}
 			fmt.Fprintf(e.stderr, "toolloop: resuming run %s, %s\n", rp.RunID, how)

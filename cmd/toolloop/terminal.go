@@ -27,8 +27,11 @@ type lineReader struct {
 	once sync.Once
 	req  chan struct{}
 	res  chan lineResult
-	// pending: a line was asked for and not yet taken.
+	// mu guards pending: a line was asked for and not yet taken; and
+	// err, the error that ended the input, returned to every later read.
+	mu      sync.Mutex
 	pending bool
+	err     error
 }
 
 type lineResult struct {
@@ -57,6 +60,14 @@ func (l *lineReader) start() {
 	}()
 }
 
+// busy reports that a line was asked for and not yet taken: the reading
+// goroutine waits for it.
+func (l *lineReader) busy() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pending
+}
+
 // close ends the reading goroutine if it waits for a request.
 func (l *lineReader) close() {
 	l.once.Do(func() {})
@@ -65,19 +76,30 @@ func (l *lineReader) close() {
 
 // readLine returns the next line, or ctx's error if ctx ends first (the
 // line then goes to the next readLine), or an interrupt from ints.
+// One goroutine at a time may read.
 func (l *lineReader) readLine(ctx context.Context, ints <-chan os.Signal) (string, error) {
 	l.once.Do(l.start)
-	if !l.pending {
+	l.mu.Lock()
+	pending, err := l.pending, l.err
+	l.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	if !pending {
 		select {
 		case l.req <- struct{}{}:
 		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		}
+		l.mu.Lock()
 		l.pending = true
+		l.mu.Unlock()
 	}
 	select {
 	case r := <-l.res:
-		l.pending = false
+		l.mu.Lock()
+		l.pending, l.err = false, r.err
+		l.mu.Unlock()
 		return r.line, r.err
 	case <-ctx.Done():
 		return "", context.Cause(ctx)
@@ -97,8 +119,11 @@ type terminal struct {
 	editorOut io.Writer
 	reg       *toolloop.ToolRegistry
 	yes       bool // approve every ask without asking
-	dmu       sync.Mutex
-	decided   map[string]toolloop.Approval
+	// hold, if set, takes the terminal from what reads it while a run
+	// works, for a question, until release.
+	hold    func() (release func())
+	dmu     sync.Mutex
+	decided map[string]toolloop.Approval
 }
 
 // termGuard is the loop's guard at a terminal: its inner guard decides,
@@ -163,6 +188,9 @@ func (t *terminal) askOnly(ctx context.Context, name string, args json.RawMessag
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.hold != nil {
+		defer t.hold()()
+	}
 	var edited json.RawMessage
 	for {
 		fmt.Fprintf(t.out, "\n? %s %s\n  %s\n", name, clean(string(args)), clean(orDefault(reason, "the guard asks")))

@@ -191,6 +191,7 @@ func TestBrowser(t *testing.T) {
 		{"three-turns", three, "search_docs", "tokyo", []string{"c7", "c8", "c10"}},
 		{"five-hundred-turns", long, "run_tests", "testparse/1", nil},
 		{"paused", paused.Bytes(), "deploy", "text", []string{"c2", "c3"}},
+		{"steered", recordSteered(t), "deploy", "deployed", nil},
 	}
 	t.Run("csp", func(t *testing.T) {
 		// A script that got into the page some other way than the page's
@@ -248,6 +249,14 @@ func TestBrowser(t *testing.T) {
 					// The hostile output shows as the text it is.
 					shown := js[[]string](t, ctx, `(r => { if (!r.parentElement.querySelector('.detail')) r.click(); return [...r.parentElement.querySelectorAll('.detail pre')].map(p => p.textContent) })(document.querySelector('.call[data-id="c8"] > .row'))`)
 					assert.Contains(t, shown, hostile)
+				}
+				if pg.name == "steered" {
+					// The message and the interrupts show in place, and
+					// so does the turn an interrupt cut short.
+					assert.Equal(t, []string{"message delivered: use staging, not prod"},
+						js[[]string](t, ctx, `[...document.querySelectorAll('.note.message')].map(n => n.querySelector('.t').textContent + ": " + n.querySelector('pre').textContent)`))
+					assert.Equal(t, 2, js[int](t, ctx, `document.querySelectorAll('.note.interrupt').length`))
+					assert.Equal(t, 1, js[int](t, ctx, `document.querySelectorAll('.cut-short').length`))
 				}
 				filters(t, ctx, pg.log, want, pg.tool, pg.search)
 				assert.Empty(t, cons.errors(), "the page reported errors")

@@ -11,7 +11,10 @@
 // (truncation marked), error, file diff, and the runs of agents used as
 // tools nested under the call that started them. Pauses, resumptions,
 // limits, compactions and other transcript edits show where they
-// happened. For long runs, turns beyond the first and last few are
+// happened; so do messages sent into a running run (toolloop.Inbox),
+// where the loop delivered them, and interrupts, with their mode, and a
+// model turn an interrupt cut short is marked so, with the text it had
+// written. For long runs, turns beyond the first and last few are
 // collapsed, and a search box and filters by tool and by status (ok,
 // error, denied, canceled, and pending or unfinished for calls the log
 // does not see end) show only the matching calls.

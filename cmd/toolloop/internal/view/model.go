@@ -343,7 +343,32 @@ func (b *builder) add(e *toolloop.Event) {
 		if e.StopReason != "" {
 			title += ": " + string(e.StopReason)
 		}
-		addNote("end", title, e.Error)
+		detail := e.Error
+		if e.StopReason == toolloop.StopInterrupted {
+			detail = "" // the interrupt's note says it; it is no failure
+		}
+		addNote("end", title, detail)
+	case toolloop.EventUserMessage:
+		// Delivered into the running run before a model request: after
+		// the calls of the turn before it.
+		title := "message delivered"
+		if e.Origin != "" && e.Origin != toolloop.OriginSteer {
+			title = strings.ReplaceAll(string(e.Origin), "_", "-") + " delivered"
+		}
+		var texts []string
+		for _, m := range e.Messages {
+			texts = append(texts, m.Text())
+		}
+		addNote("message", title, strings.Join(texts, "\n"))
+	case toolloop.EventRunInterrupted:
+		title := "interrupted (" + string(toolloop.InterruptNow) + ")"
+		if i := e.Interrupt; i != nil {
+			title = "interrupted (" + string(cmp.Or(i.Mode, toolloop.InterruptNow)) + ")"
+			if i.Continue {
+				title += "; the run went on with the queued messages"
+			}
+		}
+		addNote("interrupt", title, "")
 	case toolloop.EventLimit:
 		r.Acct = cmp.Or(e.Accounting, r.Acct)
 		addNote("limit", "limit reached", e.Error)

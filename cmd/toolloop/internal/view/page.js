@@ -160,6 +160,7 @@
       var tx = add(body, el("div", "text", t.text.s));
       if (t.text.more) add(tx, el("span", "cut", " … " + num(t.text.more) + " more bytes"));
     }
+    if (t.stop === "interrupted") add(body, el("div", "flag warn cut-short", "interrupted: the model's turn was cut short; the text above is what it had written"));
     if (t.model) add(body, el("div", "dim", "model " + t.model + (t.stop ? " · stop: " + t.stop : "")));
     // Notes from before the turn's calls come first; the others (a pause
     // and its resumption, a limit, the run's end) after the calls.
