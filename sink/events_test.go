@@ -17,6 +17,7 @@ var allTypes = []toolloop.EventType{
 	toolloop.EventPermissionRequested, toolloop.EventPermissionCompleted, toolloop.EventHook,
 	toolloop.EventProgress, toolloop.EventPartialResult, toolloop.EventComplete,
 	toolloop.EventModelRetry, toolloop.EventModelFallback, toolloop.EventTurnSentBack, toolloop.EventOutputInvalid,
+	toolloop.EventUserMessage, toolloop.EventRunInterrupted,
 }
 
 const runID = "run_1"

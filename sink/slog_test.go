@@ -104,6 +104,17 @@ func TestSlogEvents(t *testing.T) {
 		{"model.fallback", nil, attempt(toolloop.EventModelFallback, 2, 1, 0), "WARN", map[string]any{"attempt": 2.0, "model": 1.0}},
 		{"turn.sent_back", nil, withError(toolloop.EventTurnSentBack, "one file per turn"), "WARN", map[string]any{"error": "one file per turn"}},
 		{"output.invalid", nil, withError(toolloop.EventOutputInvalid, "bad severity"), "WARN", map[string]any{"error": "bad severity"}},
+		{"user.message", nil, func() toolloop.Event {
+			e := ev(toolloop.EventUserMessage)
+			e.Origin, e.Messages = toolloop.OriginSteer, []toolloop.Message{toolloop.UserMessage("use staging")}
+			return e
+		}(), "INFO", map[string]any{"origin": "steer", "text": nil}},
+		{"run.interrupted", nil, func() toolloop.Event {
+			e := ev(toolloop.EventRunInterrupted)
+			e.Interrupt = &toolloop.Interrupt{Mode: toolloop.InterruptNow}
+			return e
+		}(), "INFO", map[string]any{"mode": "now", "continue": false}},
+		{"run.end interrupted", nil, runEnd(toolloop.StopInterrupted, "toolloop: the run was interrupted"), "WARN", map[string]any{"stop_reason": "interrupted"}},
 		{"an event type the sink does not know", nil, ev("tool.something_new"), "INFO", map[string]any{"run_id": runID}},
 	}
 	covered := map[toolloop.EventType]bool{}
