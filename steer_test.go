@@ -551,11 +551,18 @@ func TestInterruptNowInsteadOfPause(t *testing.T) {
 	m := &stepModel{reply: func(turn int, _ *toolloop.Request) *toolloop.Response {
 		return looptest.Calls(looptest.Call("c1", "hold", `{"id":"c1"}`), looptest.Call("c2", "rm", `{}`))
 	}}
+	held := make(chan struct{})
 	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, h.tool(), rm), PauseForApproval: true,
 		Limits: toolloop.Limits{MaxConcurrency: 2},
-		Guard:  &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "confirm-rm", Tools: []string{"rm"}, Decision: toolloop.Ask}}}}
+		Guard:  &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "confirm-rm", Tools: []string{"rm"}, Decision: toolloop.Ask}}},
+		OnEvent: func(e toolloop.Event) {
+			if e.Type == toolloop.EventGuardVerdict && e.CallID == "c2" {
+				close(held) // c2 waits for approval now
+			}
+		}}
 	go func() {
 		<-h.started
+		<-held
 		in.Interrupt(toolloop.Interrupt{})
 	}()
 	res, err := l.Run(toolloop.WithInbox(context.Background(), in), user("clean up"))

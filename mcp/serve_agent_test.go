@@ -135,7 +135,7 @@ func serveAgentCancel(t *testing.T, transport func(*testing.T, *mcp.Server, io.W
 	require.NotNil(t, done.Result)
 	require.NotNil(t, done.Result.Error)
 	assert.Equal(t, toolloop.KindCanceled, done.Result.Error.Kind)
-	assert.Contains(t, done.Result.Text(), "What it had written so far:\nRaft has three parts: ")
+	assert.Contains(t, done.Result.Text(), "What it had written so far:\nRaft has three parts:")
 
 	intr := rec.Of(toolloop.EventRunInterrupted)
 	require.Len(t, intr, 1, "the child's run was interrupted once")
@@ -152,7 +152,7 @@ func serveAgentCancel(t *testing.T, transport func(*testing.T, *mcp.Server, io.W
 	}
 	require.Len(t, cut, 1, "the child's cut turn is reported")
 	assert.Equal(t, toolloop.StopInterrupted, cut[0].StopReason)
-	assert.Equal(t, "Raft has three parts: ", cut[0].Text())
+	assert.Equal(t, "Raft has three parts:", cut[0].Text(), "kept, its trailing space trimmed")
 
 	assert.Contains(t, wire.String(), `"notifications/cancelled"`, "the client's cancellation reached the server as the protocol's notification")
 

@@ -148,9 +148,9 @@ func run(ctx context.Context, out io.Writer) error {
 			fmt.Fprintf(out, "  … %s: %s\n", e.Tool, e.Progress.Message)
 			fmt.Fprintln(out, "you: Use staging, not prod.")
 			s.Inbox().Send(toolloop.UserMessage("Use staging, not prod."))
-		case toolloop.EventUserMessage:
-			fmt.Fprintf(out, "  ↳ delivered (%s) before the next model turn: %q\n", e.Origin, e.Messages[0].Text())
 		}
+		// The printer shows the delivery (user.message) where it happens:
+		// after the call's result, before the next model turn.
 	}
 	res, err := s.Result()
 	if err != nil {
@@ -176,10 +176,6 @@ func run(ctx context.Context, out io.Writer) error {
 				s.Inbox().Send(toolloop.UserMessage("Just one line, please."))
 				s.Inbox().Interrupt(toolloop.Interrupt{Mode: toolloop.InterruptNow, Continue: true})
 			}
-		case toolloop.EventRunInterrupted:
-			fmt.Fprintf(out, "  ⏹ interrupted (%s); going on with the message\n", e.Interrupt.Mode)
-		case toolloop.EventUserMessage:
-			fmt.Fprintf(out, "  ↳ delivered (%s): %q\n", e.Origin, e.Messages[0].Text())
 		}
 	}
 	res, err = s.Result()

@@ -21,9 +21,9 @@ func TestRun(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"  … run_tests: running 42 tests\nyou: Use staging, not prod.\n  ✓ run_tests → 42 passed\n",
-		"  ↳ delivered (steer) before the next model turn: \"Use staging, not prod.\"\n  ✓ deploy env=staging → api v2 is live on staging\n",
+		"  » delivered: Use staging, not prod.\n  ✓ deploy env=staging → api v2 is live on staging\n",
 		"Done: api v2 is live on staging; prod is untouched.\n",
-		"- The list endpoint pages its results.\nyou: Just one line, please. [interrupts]\n  ⏹ interrupted (now); going on with the message\n",
+		"- The list endpoint pages its results.\nyou: Just one line, please. [interrupts]\n  ! interrupted (now); going on with the queued messages\n  » delivered: Just one line, please.\n",
 		"assistant (stop: interrupted)\n  Release notes for api v2:\n  - The list endpoint pages its results.\n\nuser\n  Just one line, please.\n",
 		"api v2: paged lists, 30-second timeouts, v1 gone; on staging.\n",
 	} {
