@@ -172,7 +172,8 @@
 //     not run.
 //   - Progress and partial output are coalesced per call to one event per
 //     ReportInterval (100ms), counted in [Event].Coalesced, with a marker
-//     for output dropped beyond MaxPartialBytes.
+//     for output dropped beyond MaxPartialBytes; what is held when the
+//     call ends is sent with its completion.
 //   - JSON nested deeper than [MaxJSONDepth] is refused as arguments and
 //     kept as text in output, so every transcript reads back.
 //
