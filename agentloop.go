@@ -42,6 +42,11 @@ type AgentLoop struct {
 	// PauseForApproval makes an ask without an Approver pause the run:
 	// Run returns ErrPaused and a state to pass to Resume.
 	PauseForApproval bool
+	// Sealing, if its Key is set, seals the state of every run that
+	// pauses and makes Resume refuse a state that is not sealed with the
+	// key or was changed since ([ErrTampered]): set it when paused states
+	// leave the process.
+	Sealing Sealing
 	// Hooks run around every call.
 	Hooks Hooks
 	// Repair, if set, fixes common slips in malformed arguments before
@@ -123,10 +128,10 @@ type AgentLoop struct {
 // Validate reports the mistakes in the loop's configuration that would
 // make every run fail or misbehave: no Model ([ErrNoModel]), or a guard
 // that may ask (see [Asker]) with neither an Approver nor
-// PauseForApproval ([ErrNoApprover]). Run and Resume call it first and
-// return its error before doing anything; drivers that schedule turns
-// and calls themselves (with [AgentLoop.RunCall]) should call it once
-// before they start.
+// PauseForApproval ([ErrNoApprover]), or a Sealing key shorter than 16
+// bytes. Run and Resume call it first and return its error before doing
+// anything; drivers that schedule turns and calls themselves (with
+// [AgentLoop.RunCall]) should call it once before they start.
 func (l *AgentLoop) Validate() error {
 	var errs []error
 	if l.Model == nil {
@@ -134,6 +139,9 @@ func (l *AgentLoop) Validate() error {
 	}
 	if l.Guard != nil && l.Approver == nil && !l.PauseForApproval && mayAsk(l.Guard) {
 		errs = append(errs, ErrNoApprover)
+	}
+	if n := len(l.Sealing.Key); n > 0 && n < minSealKey {
+		errs = append(errs, errSealKey)
 	}
 	return errors.Join(errs...)
 }

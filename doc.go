@@ -24,7 +24,10 @@
 //     written out. A [ToolRegistry] refuses a tool name that is taken
 //     (unless told to allow shadowing) and resolves names across sources:
 //     the program's own (local), then builtin, then plugin, then mcp.
-//   - [Guard], [RuleGuard] and [Approver] decide whether a call may run.
+//   - [Guard], [RuleGuard] and [Approver] decide whether a call may run,
+//     or the run pauses for a person and [AgentLoop.Resume] goes on with
+//     their decisions; [Sealing] keeps a paused state that leaves the
+//     process from being changed before it comes back.
 //   - [Hooks] change calls and results around execution.
 //   - [AgentLoop] runs it all and reports [Event]s: to OnEvent
 //     ([MultiSink] feeds several sinks), or to a range loop over
@@ -172,7 +175,8 @@
 //     not run.
 //   - Progress and partial output are coalesced per call to one event per
 //     ReportInterval (100ms), counted in [Event].Coalesced, with a marker
-//     for output dropped beyond MaxPartialBytes.
+//     for output dropped beyond MaxPartialBytes; what is held when the
+//     call ends is sent with its completion.
 //   - JSON nested deeper than [MaxJSONDepth] is refused as arguments and
 //     kept as text in output, so every transcript reads back.
 //

@@ -42,13 +42,17 @@ type Limits struct {
 	// limit.
 	MaxTurnResultBytes int
 
-	// ReportInterval rate-limits what each running call reports: at most
-	// one progress and one partial-output event per interval. Reports in
-	// between are joined into the next event (partial output up to
-	// MaxPartialBytes per event, with a marker counting the bytes
-	// dropped; progress keeps the latest) and Event.Coalesced counts them;
-	// what is pending when the call ends is sent before its completion.
-	// 0 means 100ms; a negative value sends every report as it comes.
+	// ReportInterval rate-limits what each running call reports: no two
+	// progress events, and no two partial-output events, of one call come
+	// closer together than the interval. A report after a quiet interval
+	// is sent at once; reports that come sooner are joined into the next
+	// event, sent when the interval since the last one ends (partial
+	// output up to MaxPartialBytes per event, with a marker counting the
+	// bytes dropped; progress keeps the latest), and Event.Coalesced
+	// counts them. What is held when the call ends is sent at once,
+	// before its completion event, so that nothing reported is lost: that
+	// last event of each kind is the one that may come sooner. 0 means
+	// 100ms; a negative value sends every report as it comes.
 	ReportInterval time.Duration
 	// MaxPartialBytes bounds the text of one partial-output event; 0
 	// means 16 KiB.

@@ -95,15 +95,21 @@ type PauseState struct {
 	InvalidOutputs int `json:"invalid_outputs,omitempty"`
 	// Queued holds the messages sent into the run (see [Inbox]) that it
 	// had not delivered when it paused, in the order sent. A program may
-	// add to it while the run is paused. Resume delivers them as the run
-	// would have: steering messages at its first safe point, follow-ups
-	// when it would otherwise end.
+	// add to it while the run is paused (and seal the state again, if it
+	// is sealed). Resume delivers them as the run would have: steering
+	// messages at its first safe point, follow-ups when it would
+	// otherwise end.
 	Queued []QueuedMessage `json:"queued,omitempty"`
 	// Interrupt is the interrupt (see [Inbox.Interrupt]) the run had not
 	// acted on when it paused; Resume acts on it as the run would have:
 	// calls of the paused turn it keeps from starting are answered as
 	// not run, and the run stops where its mode says.
 	Interrupt *Interrupt `json:"interrupt,omitempty"`
+
+	// MAC is the state's seal, set by [PauseState.Seal] (by the run that
+	// paused, if its loop has a [Sealing] key): Resume on a loop with the
+	// key refuses the state unless it matches.
+	MAC string `json:"mac,omitempty"`
 }
 
 func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []PendingCall) (*RunResult, error) {
@@ -134,6 +140,11 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 	if rn.steer != nil {
 		rn.undelivered(res)
 	}
+	if key := rn.l.Sealing.Key; len(key) > 0 {
+		if err := st.Seal(key); err != nil {
+			return rn.end(res, errors.Join(ErrPaused, err))
+		}
+	}
 	acc := res.Accounting
 	rn.emit(&Event{Type: EventRunPaused, Pending: pending, Agents: agents, Queued: st.Queued, Interrupt: st.Interrupt, Accounting: &acc})
 	return rn.end(res, ErrPaused)
@@ -152,7 +163,9 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 //
 // Resume consumes the state: resuming the same state twice runs the
 // approved calls twice. If a pending call has no decision, Resume returns
-// ErrMissingDecision and runs nothing.
+// ErrMissingDecision and runs nothing; if a decision is for a call the
+// state does not wait on, or the loop has a [Sealing] key and the state is
+// not sealed with it or was changed since, ErrTampered, and runs nothing.
 func (l *AgentLoop) Resume(ctx context.Context, st *PauseState, decisions map[string]Approval) (*RunResult, error) {
 	return l.resume(ctx, st, decisions, nil)
 }
@@ -170,6 +183,11 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	}
 	if st == nil || len(st.Messages) == 0 {
 		return nil, errors.New("toolloop: Resume: empty pause state")
+	}
+	if key := l.Sealing.Key; len(key) > 0 {
+		if err := st.Verify(key); err != nil {
+			return nil, err
+		}
 	}
 	last := st.Messages[len(st.Messages)-1]
 	if last.Role != RoleAssistant || len(last.ToolCalls) != len(st.Results) {
@@ -264,6 +282,17 @@ func pendingByIndex(st *PauseState, last Message, decisions map[string]Approval)
 			return nil, fmt.Errorf("toolloop: Resume: pending call %s is not in the paused turn", p.CallID)
 		}
 		byIndex[p.Index] = p
+	}
+	// Every pending call has a decision: any other decision was never
+	// asked for.
+	asked := make(map[string]bool, len(st.Pending))
+	for _, p := range st.Pending {
+		asked[p.CallID] = true
+	}
+	for id := range decisions {
+		if !asked[id] {
+			return nil, fmt.Errorf("%w: a decision for %s, which the run does not wait on", ErrTampered, id)
+		}
 	}
 	return byIndex, nil
 }

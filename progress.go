@@ -7,26 +7,40 @@ import (
 	"time"
 )
 
-// reports rate-limits what one running call reports: at most one progress
-// and one partial-output event per interval. Reports in between are
-// coalesced into the next event: partial output is joined (up to a byte
-// cap, with a marker counting what was dropped), and only the latest
-// progress is kept. Event.Coalesced says how many reports an event stands
-// for. What is still pending when the call finishes is sent before its
-// completion event.
+// reports rate-limits what one running call reports: no two progress
+// events, and no two partial-output events, closer together than the
+// interval. A report after a quiet interval is sent at once; reports that
+// come sooner are held and joined into the next event, which a timer
+// sends when the interval since the last event of its kind has passed:
+// partial output is joined (up to a byte cap, with a marker counting what
+// was dropped), and only the latest progress is kept. Event.Coalesced says
+// how many reports an event stands for. What is still held when the call
+// finishes is sent before its completion event, at once: the one event of
+// each kind that may come sooner.
 type reports struct {
 	mu       sync.Mutex
 	interval time.Duration
 	maxBytes int
 
-	lastPartial, lastProgress time.Time
-	partial                   strings.Builder
-	partialN, dropped         int // reports joined into partial; bytes dropped
-	progress                  *Progress
-	progressN                 int
-	timer                     *time.Timer
-	closed                    bool
+	lanes             [2]lane // by laneProgress, lanePartial
+	partial           strings.Builder
+	partialN, dropped int // reports joined into partial; bytes dropped
+	progress          *Progress
+	progressN         int
+	closed            bool
 }
+
+// A lane paces the events of one kind.
+type lane struct {
+	last  time.Time   // when the last event of the kind was sent
+	timer *time.Timer // set while reports wait for the interval to end
+}
+
+// The lanes of reports.
+const (
+	laneProgress = iota
+	lanePartial
+)
 
 // closedReports stands for the reports of a call that ended before its
 // tool reported anything.
@@ -73,11 +87,7 @@ func (cr *callRun) ReportProgress(_ *Call, p Progress) {
 	}
 	r.progressN++
 	r.progress = &p
-	if now := time.Now(); now.Sub(r.lastProgress) >= r.interval {
-		cr.flushProgressLocked(r, now)
-		return
-	}
-	cr.armLocked(r)
+	cr.paceLocked(r, laneProgress)
 }
 
 // ReportPartial implements [Reporter] for the loop's calls.
@@ -102,30 +112,43 @@ func (cr *callRun) ReportPartial(_ *Call, text string) {
 		r.partial.WriteString(text[:keep])
 		r.dropped += len(text) - keep
 	}
-	if now := time.Now(); now.Sub(r.lastPartial) >= r.interval {
-		cr.flushPartialLocked(r, now)
-		return
-	}
-	cr.armLocked(r)
+	cr.paceLocked(r, lanePartial)
 }
 
-// armLocked makes sure what is pending is sent when the interval ends,
-// even if the tool reports nothing more.
-func (cr *callRun) armLocked(r *reports) {
-	if r.timer != nil {
+// paceLocked sends what lane k holds now if the interval since its last
+// event has passed, and otherwise makes sure a timer sends it when the
+// interval ends, even if the tool reports nothing more. A timer that is
+// already waiting will send it.
+func (cr *callRun) paceLocked(r *reports, k int) {
+	ln := &r.lanes[k]
+	if ln.timer != nil {
 		return
 	}
-	r.timer = time.AfterFunc(r.interval, func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.timer = nil
-		if r.closed || cr.state.Load() != callExecuting {
-			return
-		}
-		now := time.Now()
+	now := time.Now()
+	if wait := r.interval - now.Sub(ln.last); wait > 0 {
+		ln.timer = time.AfterFunc(wait, func() { cr.timerFired(r, k) })
+		return
+	}
+	cr.flushLocked(r, k, now)
+}
+
+// timerFired sends what lane k holds, once its interval has ended.
+func (cr *callRun) timerFired(r *reports, k int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lanes[k].timer = nil
+	if r.closed || cr.state.Load() != callExecuting {
+		return
+	}
+	cr.paceLocked(r, k)
+}
+
+func (cr *callRun) flushLocked(r *reports, k int, now time.Time) {
+	if k == lanePartial {
 		cr.flushPartialLocked(r, now)
+	} else {
 		cr.flushProgressLocked(r, now)
-	})
+	}
 }
 
 func (cr *callRun) flushPartialLocked(r *reports, now time.Time) {
@@ -142,7 +165,7 @@ func (cr *callRun) flushPartialLocked(r *reports, now time.Time) {
 		e.Coalesced = r.partialN
 	}
 	r.partial.Reset()
-	r.partialN, r.dropped, r.lastPartial = 0, 0, now
+	r.partialN, r.dropped, r.lanes[lanePartial].last = 0, 0, now
 	cr.emit(e)
 }
 
@@ -154,7 +177,7 @@ func (cr *callRun) flushProgressLocked(r *reports, now time.Time) {
 	if r.progressN > 1 {
 		e.Coalesced = r.progressN
 	}
-	r.progress, r.progressN, r.lastProgress = nil, 0, now
+	r.progress, r.progressN, r.lanes[laneProgress].last = nil, 0, now
 	cr.emit(e)
 }
 
@@ -174,9 +197,11 @@ func (cr *callRun) closeReports(send bool) {
 		return
 	}
 	r.closed = true
-	if r.timer != nil {
-		r.timer.Stop()
-		r.timer = nil
+	for k := range r.lanes {
+		if t := r.lanes[k].timer; t != nil {
+			t.Stop()
+			r.lanes[k].timer = nil
+		}
 	}
 	if send {
 		now := time.Now()

@@ -70,7 +70,10 @@ type Replay struct {
 	Error      string
 	// Paused is set when the last run stopped to wait for approvals and
 	// has not been resumed: the state to pass to
-	// [toolloop.AgentLoop.Resume], as the run returned it.
+	// [toolloop.AgentLoop.Resume], as the run returned it, but not sealed
+	// (the log holds no seal): a program whose loop has a
+	// [toolloop.Sealing] key seals it when it trusts the log, as the
+	// toolloop command does as it writes its log.
 	Paused *toolloop.PauseState
 
 	// Events counts the events read.

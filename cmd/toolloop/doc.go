@@ -141,6 +141,21 @@
 // has, a call named twice, or -approve or -deny on a run that is not paused,
 // is a usage error (exit 2).
 //
+// A paused run is sealed: as the log records the pause, toolloop seals the
+// state the log replays to (every waiting call's ID, name and arguments,
+// the transcript, the queued messages; see toolloop.PauseState.Seal) with
+// a key of the user's, and keeps the seal beside the log, in LOG.seal,
+// until the log records that the run resumed. The key is seal.key in
+// toolloop's configuration folder, $TOOLLOOP_CONFIG_DIR or else toolloop
+// in the user's configuration directory (~/.config/toolloop on Linux,
+// ~/Library/Application Support/toolloop on macOS, %AppData%\toolloop on
+// Windows): 32 random bytes, made on first use, readable by the user
+// alone (a key others may read is refused). Resume checks the seal before
+// it shows or decides anything, and refuses (exit 1) a paused run whose
+// log was changed since it paused (by a shell command of the agent, say,
+// which can reach .toolloop), one with no seal, and one sealed with
+// another key.
+//
 // # toolloop tools [-C DIR] [-mcp FILE] [-json]
 //
 // Lists every tool the registry would expose to the model, sorted by name:

@@ -187,6 +187,10 @@ call that no flag decides is asked about at a terminal (y or n); without a
 terminal and without -yes, resume lists the undecided calls and exits 2,
 running nothing.
 
+A paused run is resumed only if its log is as toolloop sealed it when the
+run paused (the seal is LOG.seal; the key, seal.key in $TOOLLOOP_CONFIG_DIR
+or the user's configuration folder).
+
 ` + providersHelp
 
 // splitList splits a comma-separated flag value, dropping empty items.

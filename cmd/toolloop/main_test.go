@@ -17,6 +17,10 @@ import (
 // a process (in a pseudo-terminal).
 var binary string
 
+// configHome is the tests' TOOLLOOP_CONFIG_DIR, shared by every run of
+// the command, so that its seal key is made once, away from the user's.
+var configHome string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "toolloop-test-")
 	if err != nil {
@@ -24,6 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "toolloop")
+	configHome = filepath.Join(dir, "config")
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building toolloop: %v\n%s", err, out)
 		os.RemoveAll(dir)
@@ -50,7 +55,7 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, stdin string) *testEnv {
 	t.Helper()
-	te := &testEnv{out: &bytes.Buffer{}, errOut: &bytes.Buffer{}, vars: map[string]string{}, ints: make(chan os.Signal, 2)}
+	te := &testEnv{out: &bytes.Buffer{}, errOut: &bytes.Buffer{}, vars: map[string]string{"TOOLLOOP_CONFIG_DIR": configHome}, ints: make(chan os.Signal, 2)}
 	te.env = &env{
 		stdin: strings.NewReader(stdin), stdout: te.out, stderr: te.errOut,
 		getenv: func(k string) string { return te.vars[k] }, interrupts: te.ints, dir: t.TempDir(),

@@ -45,7 +45,7 @@ func startPTY(t *testing.T, dir string, args ...string) *ptyProc {
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
-	cmd.Env = append(cmd.Env, "NO_COLOR=1", "TERM=dumb")
+	cmd.Env = append(cmd.Env, "NO_COLOR=1", "TERM=dumb", "TOOLLOOP_CONFIG_DIR="+configHome)
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	require.NoError(t, err)
 	p := &ptyProc{t: t, cmd: cmd, tty: tty, done: make(chan struct{})}

@@ -51,7 +51,9 @@ type session struct {
 	typed string
 }
 
-func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appendLog bool) (*session, error) {
+// openSession opens the session of run, or, given the replay of the log
+// it appends to, of resume.
+func openSession(ctx context.Context, e *env, f *runFlags, logPath string, resume *eventlog.Replay) (*session, error) {
 	model, name, err := pickModel(f.modelFlags, e.getenv)
 	if err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appen
 	}
 	red := redactor(e.getenv)
 	s := &session{e: e, tools: t, red: red, in: newLineReader(e.stdin)}
-	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), stateDir, "runs"), append: appendLog, red: red}
+	s.log = &runLog{path: logPath, dir: filepath.Join(orDefault(f.dir, e.dir), stateDir, "runs"), append: resume != nil, red: red, replay: resume}
 	s.out = &output{w: e.stdout}
 	if !f.promptOnStdin {
 		s.keys = keysFor(e, s.in, s.out)
@@ -75,6 +77,16 @@ func openSession(ctx context.Context, e *env, f *runFlags, logPath string, appen
 		}
 	}
 	s.loop = loopFor(model, t, term, red, s.log.record)
+	if s.loop.PauseForApproval || (resume != nil && resume.Paused != nil) {
+		// A run that may pause is sealed as its log records it; a paused
+		// run's seal is checked again as it resumes.
+		key, err := sealKey(e.getenv)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.log.key, s.loop.Sealing.Key = key, key
+	}
 	if err := s.loop.Validate(); err != nil {
 		s.close()
 		return nil, err
@@ -214,7 +226,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		f.promptOnStdin = true
 	}
-	s, err := openSession(ctx, e, &f, f.log, false)
+	s, err := openSession(ctx, e, &f, f.log, nil)
 	if err != nil {
 		return err
 	}
@@ -328,6 +340,11 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 	var given map[string]toolloop.Approval
 	switch {
 	case paused:
+		// Trust nothing the log says the run waits on before its seal.
+		err = checkSeal(e.getenv, path, rp.Paused)
+		if err != nil {
+			break
+		}
 		if given, err = af.decisions(rp.Paused); err == nil {
 			err = checkDecided(rp.Paused, given, f.yes, e.tty)
 		}
@@ -338,7 +355,7 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 		unlock()
 		return err
 	}
-	s, err := openSession(ctx, e, &f, path, true)
+	s, err := openSession(ctx, e, &f, path, rp)
 	if err != nil {
 		unlock()
 		return err

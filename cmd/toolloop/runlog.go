@@ -16,6 +16,10 @@ import (
 // is created at its first event, named after the run's ID unless a path
 // was given; an existing one (resume) is appended to. While it is open
 // the file is locked, so that no other toolloop resumes the run meanwhile.
+//
+// With a key, it seals the state of a run that pauses as the log will
+// replay it, and keeps the seal beside the log (see writeSeal) until the
+// log records that the run resumed.
 type runLog struct {
 	mu     sync.Mutex
 	path   string // the file, or "" until the first event names it
@@ -26,6 +30,11 @@ type runLog struct {
 	unlock func()
 	err    error
 	closed bool
+
+	key []byte
+	// replay follows the log as it is written, from its first line: an
+	// appended-to log's replay is handed in.
+	replay *eventlog.Replay
 }
 
 // record is the loop's OnEvent.
@@ -36,8 +45,36 @@ func (l *runLog) record(e toolloop.Event) {
 		l.err = l.open(e.RunID)
 	}
 	if l.w != nil {
-		l.w.Record(l.red.RedactEvent(e))
+		e = l.red.RedactEvent(e)
+		l.w.Record(e)
+		if l.key != nil && l.err == nil {
+			l.err = l.seal(e)
+		}
 	}
+}
+
+// seal follows the log's replay with e, the event as written: it seals
+// the state a run paused with, and removes the seal once the run resumes,
+// so that the seal is used once.
+func (l *runLog) seal(e toolloop.Event) error {
+	if l.replay == nil {
+		l.replay = new(eventlog.Replay)
+	}
+	l.replay.Add(e)
+	if e.ParentRunID != "" {
+		return nil
+	}
+	switch e.Type {
+	case toolloop.EventRunPaused:
+		if st := l.replay.Paused; st != nil {
+			if err := writeSeal(l.path, st, l.key); err != nil {
+				return fmt.Errorf("sealing the paused run: %w", err)
+			}
+		}
+	case toolloop.EventRunResumed:
+		return removeSeal(l.path)
+	}
+	return nil
 }
 
 // openNow opens the log before the first event.
@@ -71,7 +108,10 @@ func (l *runLog) open(runID string) error {
 	if l.append {
 		w, err = eventlog.Open(l.path, eventlog.Options{})
 	} else {
-		w, err = eventlog.Create(l.path, eventlog.Options{})
+		// A seal left by an earlier log at this path seals nothing in it.
+		if err = removeSeal(l.path); err == nil {
+			w, err = eventlog.Create(l.path, eventlog.Options{})
+		}
 	}
 	if err != nil {
 		l.unlock()
