@@ -87,11 +87,11 @@ func rlimits(l ResourceLimits) []rlimit {
 // processes of a user in a user namespace: in a namespace of the
 // command's own, the command's; elsewhere all the user's, the program's
 // threads and the user's other programs included, so there only a
-// limit the options set applies, and never to root, whom the kernel
-// exempts outside a user namespace.
+// limit the options set applies. It never applies to root (user ID 0
+// outside any user namespace), whom the kernel exempts.
 func limitsInForce(opts ResourceLimits, ownUserNS bool) ResourceLimits {
 	l := opts.withDefaults()
-	if !ownUserNS && (opts.Processes == 0 || os.Geteuid() == 0) {
+	if !ownUserNS && opts.Processes == 0 || os.Geteuid() == 0 {
 		l.Processes = 0
 	}
 	return l
