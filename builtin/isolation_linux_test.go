@@ -279,12 +279,20 @@ touch started; exec -a MARK-shell sleep 300`)
 	require.NoError(t, err)
 	host := exec.Command(exe)
 	host.Env = append(os.Environ(), probeEnv+"=host", probeArgEnv+"="+command, "TOOLLOOP_TEST_WS="+ws)
+	var out strings.Builder
+	host.Stdout, host.Stderr = &out, &out
 	require.NoError(t, host.Start())
 	defer func() { _ = host.Process.Kill(); _ = host.Wait() }()
-	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(ws, "started"))
-		return err == nil && len(withMarker(m)) >= 3
-	}, 30*time.Second, 20*time.Millisecond, "the command never started")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil && len(withMarker(m)) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = host.Process.Kill()
+			_ = host.Wait()
+			t.Fatalf("the command never started; the program printed:\n%s", out.String())
+		}
+	}
 
 	require.NoError(t, host.Process.Signal(syscall.SIGKILL))
 	_ = host.Wait()

@@ -95,7 +95,12 @@ func runHostProbe(command string) int {
 		return 1
 	}
 	args := fmt.Sprintf(`{"command": %q, "timeout_seconds": 600}`, command)
-	_, _ = src.Tool(ExecShell).Run(context.Background(), &toolloop.Call{ID: "c1", Name: ExecShell, Arguments: json.RawMessage(args)})
+	r, err := src.Tool(ExecShell).Run(context.Background(), &toolloop.Call{ID: "c1", Name: ExecShell, Arguments: json.RawMessage(args)})
+	if err != nil {
+		fmt.Println(err)
+	} else {
+		fmt.Println(r.Text())
+	}
 	time.Sleep(time.Hour)
 	return 0
 }

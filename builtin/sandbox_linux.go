@@ -27,11 +27,11 @@ import (
 // creating thread's credentials, Landlock domain, seccomp filter and
 // namespaces), waits for it, and exits while still locked, so the runtime
 // throws the thread away. The rest of the process is never restricted.
-// A thread cannot move to a new user namespace in a program with several
-// threads, so the command gets its user, IPC and PID namespaces (and its
-// network namespace, when the program is not root) from clone(2)
-// instead. Where user namespaces are not allowed, root unshares IPC and
-// PID namespaces on the thread, and other users get none.
+// Root unshares IPC and PID namespaces on the thread too. Other users
+// cannot: a thread cannot move to a new user namespace in a program with
+// several threads, so their commands get user, IPC, PID and network
+// namespaces from clone(2) instead, or none where user namespaces are
+// not allowed.
 
 // netMode is how a platform sandbox keeps commands off the network.
 type netMode int
@@ -117,7 +117,17 @@ var canCloneUserNS = sync.OnceValue(func() bool {
 
 // canUnshareNS reports whether a thread of this process can move to new
 // IPC and PID namespaces (it has CAP_SYS_ADMIN).
+//
+// The first process a thread starts after unshare(CLONE_NEWPID) is the
+// namespace's init, and once it has ended the thread can start no other.
+// The os package, the first time it starts a process, first starts one
+// of its own to check that the kernel has pidfds: that check must not
+// happen on a command's thread, so the probe has it happen here.
 var canUnshareNS = sync.OnceValue(func() bool {
+	if p, err := os.StartProcess("/nonexistent/toolloop-probe", []string{"probe"}, &os.ProcAttr{}); err == nil {
+		_ = p.Kill()
+		_, _ = p.Wait()
+	}
 	return onDiscardedThread(func() error { return unix.Unshare(unix.CLONE_NEWIPC | unix.CLONE_NEWPID) }) == nil
 })
 
@@ -129,12 +139,15 @@ func newPlatform(p *sandboxPaths, o *Sandbox) (*platform, Confinement, error) {
 	if abi < 1 {
 		return nil, Confinement{Summary: "Commands run unconfined, because this Linux kernel has no Landlock: they can read, change and delete anything the user running the agent can, and use the network."}, nil
 	}
+	// Root unshares the namespaces on the thread: a user namespace would
+	// add nothing (the kernel exempts root from the process limit all
+	// the same) and costs a fork without vfork, milliseconds a command.
 	ns := nsNone
 	switch {
-	case canCloneUserNS():
-		ns = nsUser
 	case canUnshareNS():
 		ns = nsUnshare
+	case canCloneUserNS():
+		ns = nsUser
 	}
 	net := netAllowed
 	switch {
