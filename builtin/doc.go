@@ -142,11 +142,12 @@
 // On Linux (5.13 or later, with Landlock enabled), each command starts
 // from an OS thread of its own that is given, and then thrown away with:
 // a Landlock domain, no_new_privs, no capabilities, a seccomp filter and,
-// as root, a private network namespace. The command gets user, IPC and PID
-// namespaces of its own from clone(2), under a small init process
-// (/bin/sh) that waits for it. The command and everything it starts
-// inherit all of it; the program itself, on its other threads, is never
-// restricted. On macOS, commands run under sandbox-exec with a generated
+// as root, private network, IPC and PID namespaces; a user other than
+// root cannot give a thread those, so the command gets them from
+// clone(2), with a user namespace. Either way it runs under a small init
+// process (/bin/sh) that waits for it. The command and everything it
+// starts inherit all of it; the program itself, on its other threads, is
+// never restricted. On macOS, commands run under sandbox-exec with a generated
 // Seatbelt profile (this path is not exercised by this package's
 // continuous integration, which runs on Linux). Elsewhere, and on Linux
 // kernels without Landlock, commands run unconfined: the tool's
@@ -195,24 +196,24 @@
 //     covers the 32-bit system call interface as well;
 //   - gain privileges: no setuid, no file capabilities and no
 //     capabilities at all (so no mount, reboot, module loading or host
-//     name change). In its user namespace its user ID shows as nobody,
-//     and so do the owners of files it did not make there;
+//     name change). Run by a user other than root, it is in a user
+//     namespace, where its user ID shows as nobody, and so do the owners
+//     of files it did not make there;
 //   - signal, trace or read the /proc environ and memory of processes
 //     outside its sandbox, such as the agent;
 //   - open the agent's terminal: commands run in a new session with no
 //     controlling terminal.
 //
-// The namespaces depend on the machine. With user namespaces (the
-// default on most distributions), every user gets all of the above.
-// Where they are disabled (sysctl user.max_user_namespaces=0, some
-// container runtimes' seccomp profiles), root still gets IPC, PID and
-// network namespaces, unshared on the thread, and user ID 0 stays
-// visible; other users get none of the three: commands then share the
-// host's System V IPC, can see its processes (though Landlock ABI 6
-// keeps them from signalling them), and processes that leave the
-// command's process group outlive the call, as when unconfined.
-// Confinement.Isolated reports whether commands get the namespaces and
-// the filter.
+// The namespaces depend on the machine. Root always gets them (bar a
+// container that withholds CAP_SYS_ADMIN). Other users get them where
+// user namespaces are allowed, the default on most distributions; where
+// they are disabled (sysctl user.max_user_namespaces=0, some container
+// runtimes' seccomp profiles), they get none of the three: commands then
+// share the host's System V IPC and network (Landlock refuses TCP only,
+// see above), can see its processes (though Landlock ABI 6 keeps them
+// from signalling them), and processes that leave the command's process
+// group outlive the call, as when unconfined. Confinement.Isolated
+// reports whether commands get the namespaces and the filter.
 //
 // Resource limits ([ShellOptions.Limits]) apply on Linux to every
 // command, confined or not: each process may allocate 8 GiB (RLIMIT_DATA),
