@@ -298,3 +298,25 @@ touch started; exec -a MARK-shell sleep 300`)
 	_ = host.Wait()
 	requireGone(t, m)
 }
+
+// TestSandboxWithoutNamespaces runs commands the way a machine without
+// user namespaces runs them for a user other than root, the in-process
+// path: Landlock, the system call filter and the limits, no namespaces.
+func TestSandboxWithoutNamespaces(t *testing.T) {
+	requireLandlock(t)
+	e := newEscapeTarget(t)
+	src := e.workspace(t, Sandbox{Required: true})
+	pl := src.ws.sandbox.plat
+	pl.ns, pl.traced = nsNone, false
+	if pl.net == netCloneUser {
+		pl.net = netTCP
+	}
+	r := call(t, src, ExecShell, execShellIn{Command: "echo in > in.txt && cat in.txt && echo out > " + e.outside + "/x.txt"})
+	assert.Contains(t, r.Text(), "in\n")
+	assert.Contains(t, r.Text(), "Permission denied")
+	assert.NoFileExists(t, filepath.Join(e.outside, "x.txt"))
+	r = call(t, src, ExecShell, execShellIn{Command: probe(t, "key-add", "toolloop-unused")})
+	assert.Contains(t, r.Text(), "refused: operation not permitted")
+	r = call(t, src, ExecShell, execShellIn{Command: "ulimit -f"})
+	assert.Equal(t, "4194304\n[exit code 0]", r.Text(), "limits set just after the exec")
+}
