@@ -177,8 +177,8 @@
 //   - reach the host's System V IPC (shared memory, semaphores, message
 //     queues): its IPC namespace has none, and what it makes there ends
 //     with it;
-//   - see or signal other processes (kill -1 included): its PID namespace
-//     holds only its own. Every process it starts, in the background,
+//   - signal other processes (kill -1 included): its PID namespace holds
+//     only its own. Every process it starts, in the background,
 //     double-forked or in a session of its own (setsid, nohup, daemons),
 //     is killed when the command ends, times out or is canceled, when
 //     the [Source] closes, and when the program ends, SIGKILL included
@@ -232,7 +232,9 @@
 //
 //   - read everything else the user can read: /etc, /tmp, /var, /opt, the
 //     names (not the contents) of files in home folders, and the metadata
-//     of any file (stat);
+//     of any file (stat); and /proc, which is the host's, so ps lists the
+//     machine's processes and their command lines (not their
+//     environments or memory);
 //   - change the permission bits, timestamps and file flags (chattr) of
 //     files the user owns anywhere, which Landlock does not cover (their
 //     contents and names stay untouched);

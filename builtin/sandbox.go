@@ -80,9 +80,9 @@ type Confinement struct {
 	// Isolated reports that commands share nothing else with the program
 	// and the rest of the machine: each command has IPC and PID
 	// namespaces of its own, so it sees none of the host's System V IPC
-	// objects and no other process, and every process it starts dies
-	// with it, detached (setsid) or not; and the kernel keyrings and
-	// extended attributes are closed to it (see the package
+	// objects and can signal no other process, and every process it
+	// starts dies with it, detached (setsid) or not; and the kernel
+	// keyrings and extended attributes are closed to it (see the package
 	// documentation for what holds where). [Sandbox.Required] does not
 	// depend on it: a guard that needs it can check it.
 	Isolated bool

@@ -49,7 +49,7 @@ type nsMode int
 
 const (
 	nsNone    nsMode = iota // none: the in-process path, Landlock only
-	nsUnshare               // unshared on the thread (root, without user namespaces)
+	nsUnshare               // unshared on the thread (root)
 	nsUser                  // made by clone(2) with a user namespace
 )
 
@@ -479,7 +479,7 @@ func summary(p *sandboxPaths, net netMode, ns nsMode, filtered bool) string {
 		b.WriteString("Their network access is not confined on this machine.")
 	}
 	if ns != nsNone {
-		b.WriteString(" Each command has its own process and IPC namespaces: it sees no other processes of this machine, and every process it starts, in the background or detached (setsid, nohup, daemons), is killed when the command ends.")
+		b.WriteString(" Each command has its own process and IPC namespaces: it cannot signal other processes of this machine (ps still lists them), and every process it starts, in the background or detached (setsid, nohup, daemons), is killed when the command ends.")
 	}
 	if ns == nsUser {
 		b.WriteString(" It runs in a user namespace, where user and file owner IDs show as nobody.")
