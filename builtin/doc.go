@@ -23,7 +23,8 @@
 //   - grep_search: RE2 search over file contents.
 //   - file_search: ** glob search over file paths.
 //   - exec_shell: a shell command in the workspace, with a timeout that
-//     kills its whole process group. Its output streams as partial results
+//     kills everything it started, and resource limits (see
+//     [ResourceLimits]). Its output streams as partial results
 //     ([toolloop.Call.ReportPartial]) at most every 100 ms and 8 KiB at a
 //     time, and the result keeps a bounded head and tail of it, so memory
 //     stays bounded however much a command prints.
@@ -78,24 +79,30 @@
 // an agent on a tree that already has links to files it should not read
 // (find . -type f -links +1 lists the candidates).
 //
-// Processes that leave the command's process group. exec_shell kills a
-// command's process group when the command ends or times out; a process
-// that left it (setsid, a daemon that double-forks) keeps running after
-// the call returns. In the sandbox it stays confined, but it can go on
-// changing the workspace while the agent works, and use CPU and memory. To end such processes, run the agent in a container,
-// virtual machine or cgroup (systemd-run --user --scope) whose end kills
-// everything in it; or, where a container already confines the program
-// and the package's sandbox is disabled, give each command a PID
-// namespace of its own, whose processes all die with the command's shell:
+// Processes that outlive a call, where commands get no PID namespace of
+// their own: unconfined ([Sandbox.Disabled]), on Linux without Landlock,
+// on Linux as a user other than root where user namespaces are disabled,
+// and on macOS (see "The shell's sandbox" for where they do). There
+// exec_shell kills a command's process group when the command ends or
+// times out; a process that left it (setsid, a daemon that
+// double-forks) keeps running after the call returns, and after the
+// program ends (on Linux the shell itself dies with the program, through
+// a parent-death signal, but not what it started). In the sandbox it stays confined, but it can go on
+// changing the workspace while the agent works, and use CPU and memory.
+// To end such processes, run the agent in a container, virtual machine
+// or cgroup (systemd-run --user --scope) whose end kills everything in
+// it; or, where a container already confines the program and the
+// package's sandbox is disabled, give each command a PID namespace of
+// its own, whose processes all die with the command's shell:
 //
 //	Shell: builtin.ShellOptions{
 //		Command: []string{"unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "/bin/sh", "-c"},
 //		Sandbox: builtin.Sandbox{Disabled: true},
 //	}
 //
-// (The Landlock sandbox and unshare do not combine: Landlock refuses the
-// write of the new user namespace's ID map.) The resources a command uses
-// are not limited either; a container or cgroup limits them.
+// Resource limits are per process, bar the process count: a command that
+// starts many processes can use the memory and CPU time of each. A
+// container or cgroup bounds the whole.
 //
 // # Names in results
 //
@@ -134,15 +141,18 @@
 //
 // On Linux (5.13 or later, with Landlock enabled), each command starts
 // from an OS thread of its own that is given, and then thrown away with:
-// a Landlock domain, no_new_privs, no capabilities, and a private network
-// namespace. The command and everything it starts inherit them; the
-// program itself, on its other threads, is never restricted. On macOS,
-// commands run under sandbox-exec with a generated Seatbelt profile (this
-// path is not exercised by this package's continuous integration, which
-// runs on Linux). Elsewhere, and on Linux kernels without Landlock,
-// commands run unconfined: the tool's description says so,
-// [Source.Confinement] reports it, and [Sandbox.Required] makes every
-// call fail instead.
+// a Landlock domain, no_new_privs, no capabilities, a seccomp filter and,
+// as root, private network, IPC and PID namespaces; a user other than
+// root cannot give a thread those, so the command gets them from
+// clone(2), with a user namespace. Either way it runs under a small init
+// process (/bin/sh) that waits for it. The command and everything it
+// starts inherit all of it; the program itself, on its other threads, is
+// never restricted. On macOS, commands run under sandbox-exec with a generated
+// Seatbelt profile (this path is not exercised by this package's
+// continuous integration, which runs on Linux). Elsewhere, and on Linux
+// kernels without Landlock, commands run unconfined: the tool's
+// description says so, [Source.Confinement] reports it, and
+// [Sandbox.Required] makes every call fail instead.
 //
 // What a confined command cannot do, on Linux:
 //
@@ -152,38 +162,88 @@
 //     /proc/self/cwd, included: Landlock checks the file reached);
 //   - read the contents of files under /home, /root, the program's own
 //     home directory and [Sandbox.Unreadable], bar [Sandbox.Readable];
+//   - read or write devices other than /dev/null, /dev/zero, /dev/full,
+//     /dev/random and /dev/urandom: not the terminal of the person running
+//     the agent (/dev/pts/N, where the line they type waits), nor a
+//     disk's raw blocks, which hold every file, nor the host's POSIX
+//     shared memory in /dev/shm;
 //   - use the network: a new network namespace has no interface but
 //     loopback, so no DNS, no TCP, no UDP, and no abstract Unix sockets of
 //     the host. When the program runs as root, the loopback interface is
-//     up and private to the command; otherwise the namespace comes with a
-//     user namespace, loopback stays down, and user IDs show as nobody.
-//     Where user namespaces are disabled, Landlock refuses TCP connect and
-//     bind only (ABI 4 and later), and Confinement.NetworkOff is false;
-//   - gain privileges: no setuid, no file capabilities and, for root, no
+//     up and private to the command; otherwise loopback stays down.
+//     Where user namespaces are disabled and the program is not root,
+//     Landlock refuses TCP connect and bind only (ABI 4 and later), and
+//     Confinement.NetworkOff is false;
+//   - reach the host's System V IPC (shared memory, semaphores, message
+//     queues): its IPC namespace has none, and what it makes there ends
+//     with it;
+//   - signal other processes (kill -1 included): its PID namespace holds
+//     only its own. Every process it starts, in the background,
+//     double-forked or in a session of its own (setsid, nohup, daemons),
+//     is killed when the command ends, times out or is canceled, when
+//     the [Source] closes, and when the program ends, SIGKILL included
+//     (the init process has a parent-death signal, and the kernel kills
+//     a PID namespace whose init dies);
+//   - use the kernel keyrings (keyctl, add_key and request_key fail with
+//     EPERM), where the user's keys, and keys a command could plant for
+//     later, live;
+//   - set or remove extended attributes (the setxattr and removexattr
+//     calls fail with EPERM) anywhere, the workspace included: Landlock
+//     does not cover them and a system call filter cannot tell where a
+//     path leads, so they are refused everywhere; programs that copy them
+//     (cp -a, rsync -X, Python's shutil.copy2) go on without them. io_uring,
+//     which could set them past the filter, is refused too. The filter
+//     covers the 32-bit system call interface as well;
+//   - gain privileges: no setuid, no file capabilities and no
 //     capabilities at all (so no mount, reboot, module loading or host
-//     name change);
+//     name change). Run by a user other than root, it is in a user
+//     namespace, where its user ID shows as nobody, and so do the owners
+//     of files it did not make there;
 //   - signal, trace or read the /proc environ and memory of processes
-//     outside its sandbox, such as the agent (Landlock ABI 6 for
-//     signals);
+//     outside its sandbox, such as the agent;
 //   - open the agent's terminal: commands run in a new session with no
 //     controlling terminal.
+//
+// The namespaces depend on the machine. Root always gets them (bar a
+// container that withholds CAP_SYS_ADMIN). Other users get them where
+// user namespaces are allowed, the default on most distributions; where
+// they are disabled (sysctl user.max_user_namespaces=0, some container
+// runtimes' seccomp profiles), they get none of the three: commands then
+// share the host's System V IPC and network (Landlock refuses TCP only,
+// see above), can see its processes (though Landlock ABI 6 keeps them
+// from signalling them), and processes that leave the command's process
+// group outlive the call, as when unconfined. Confinement.Isolated
+// reports whether commands get the namespaces and the filter.
+//
+// Resource limits ([ShellOptions.Limits]) apply on Linux to every
+// command, confined or not: each process may allocate 8 GiB (RLIMIT_DATA),
+// write files of 4 GiB and use 10 minutes of CPU time, by default, and
+// dumps no core. They are set while the command's first process stops at
+// its exec (it asks to be traced, and the thread that started it sets them
+// and lets it go), so not one instruction of the command runs without
+// them; where tracing is refused (Yama's ptrace_scope 2 or 3), a moment
+// after. The process count (4096 by default) counts a command's own
+// processes and threads in its user namespace; where commands get none,
+// it counts all the user's and applies only when set; as root it does
+// not apply at all (the kernel exempts root). On macOS and elsewhere there
+// are no limits.
 //
 // What it still can do, and what to do about it:
 //
 //   - read everything else the user can read: /etc, /tmp, /var, /opt, the
 //     names (not the contents) of files in home folders, and the metadata
-//     of any file (stat);
-//   - change the permission bits and timestamps of files the user owns
-//     anywhere, which Landlock does not cover (their contents and names
-//     stay untouched);
+//     of any file (stat); and /proc, which is the host's, so ps lists the
+//     machine's processes and their command lines (not their
+//     environments or memory);
+//   - change the permission bits, timestamps and file flags (chattr) of
+//     files the user owns anywhere, which Landlock does not cover (their
+//     contents and names stay untouched);
 //   - connect to Unix sockets that exist on the file system, such as
 //     /var/run/docker.sock or the systemd and D-Bus sockets: Landlock
 //     controls them from ABI 9 only. A program running as root is thereby
 //     one socket away from the whole machine: run agents as an ordinary
 //     user;
-//   - use CPU, memory and disk space without limit, and leave processes
-//     that escaped its process group (setsid) running, still confined,
-//     after the call returns (see "What confinement does not cover").
+//   - use CPU, memory and disk space up to the limits above, per process.
 //
 // Programs installed under a home folder (~/.cargo, ~/.pyenv, ~/go) cannot
 // be read, so cannot run, unless [Sandbox.Readable] lists them; a build

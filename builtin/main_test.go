@@ -8,6 +8,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := runTestProbe(); ok {
+		// The test binary run as a helper program (see runTestProbe).
+		os.Exit(code)
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		if grepTreeDir != "" {
 			_ = os.RemoveAll(grepTreeDir)

@@ -2,7 +2,10 @@
 
 package builtin
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // inGroup is a no-op where process groups do not exist: cancelling cmd
 // kills only the shell.
@@ -10,3 +13,9 @@ func inGroup(*exec.Cmd) {}
 
 // killGroup does nothing where process groups do not exist.
 func killGroup(*exec.Cmd) error { return nil }
+
+// limitSignal finds no resource limit where there are no signals.
+func limitSignal(*os.ProcessState) string { return "" }
+
+// signalNote has nothing to explain where there are no signals.
+func signalNote(int) string { return "" }

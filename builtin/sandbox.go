@@ -77,6 +77,15 @@ type Confinement struct {
 	// completely. It is false when [Sandbox.AllowNetwork] is set, and
 	// where only part of the network can be refused (see Summary).
 	NetworkOff bool
+	// Isolated reports that commands share nothing else with the program
+	// and the rest of the machine: each command has IPC and PID
+	// namespaces of its own, so it sees none of the host's System V IPC
+	// objects and can signal no other process, and every process it
+	// starts dies with it, detached (setsid) or not; and the kernel
+	// keyrings and extended attributes are closed to it (see the package
+	// documentation for what holds where). [Sandbox.Required] does not
+	// depend on it: a guard that needs it can check it.
+	Isolated bool
 	// Summary describes the confinement in a few sentences, as the
 	// exec_shell tool's description gives it to the model.
 	Summary string
@@ -107,11 +116,13 @@ type sandbox struct {
 	home    string
 	tmp     string
 	conf    Confinement
-	plat    *platform // nil when commands run unconfined
+	plat    *platform      // nil when commands run unconfined
+	limits  ResourceLimits // in force, defaults applied; 0 is none
 	baseEnv []string
 
-	mu     sync.RWMutex // held for reading while a command starts
-	closed bool
+	mu      sync.RWMutex // held for reading while a command starts
+	closed  bool
+	running sync.Map // *exec.Cmd → struct{}: the commands started and not yet waited for
 }
 
 // sandboxPaths are the resolved paths the platform sandbox is built from.
@@ -187,24 +198,43 @@ func openSandbox(workspace string, sh *ShellOptions) (*sandbox, error) {
 			return nil, fmt.Errorf("builtin: setting up the shell's sandbox: %w", err)
 		}
 	}
+	if s.plat != nil {
+		s.limits = s.plat.limits(sh.Limits)
+	} else {
+		s.limits = unconfinedLimits(sh.Limits)
+	}
 	s.baseEnv = shellEnv(os.Environ(), s.home, s.tmp, sh)
 	return s, nil
 }
 
-// start starts cmd, confined unless the sandbox is off or unavailable.
-func (s *sandbox) start(cmd *exec.Cmd) error {
+// start starts cmd, confined unless the sandbox is off or unavailable,
+// with the resource limits, and returns the function that waits for it.
+// Until that returns, closing the sandbox kills the command.
+func (s *sandbox) start(cmd *exec.Cmd) (func() error, error) {
 	if s.opts.Required && !s.conf.complete(&s.opts) {
-		return denied("this workspace requires commands to be confined, and they cannot be: %s (%v)", s.conf.Summary, errNotConfined)
+		return nil, denied("this workspace requires commands to be confined, and they cannot be: %s (%v)", s.conf.Summary, errNotConfined)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return failed("the workspace is closed")
+		return nil, failed("the workspace is closed")
 	}
+	var wait func() error
+	var err error
 	if s.plat == nil {
-		return cmd.Start()
+		wait, err = startUnconfined(cmd, s.limits)
+	} else {
+		wait, err = s.plat.start(cmd, s.limits)
 	}
-	return s.plat.start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	s.running.Store(cmd, struct{}{})
+	return func() error {
+		err := wait()
+		s.running.Delete(cmd)
+		return err
+	}, nil
 }
 
 // command returns the argv that runs argv in the sandbox.
@@ -222,6 +252,14 @@ func (s *sandbox) close() error {
 		return nil
 	}
 	s.closed = true
+	// Whatever still runs dies now: in a PID namespace, everything the
+	// command started; otherwise its process group.
+	s.running.Range(func(k, _ any) bool {
+		cmd := k.(*exec.Cmd)
+		_ = killGroup(cmd)
+		_ = cmd.Process.Kill()
+		return true
+	})
 	var err error
 	if s.plat != nil {
 		err = s.plat.close()

@@ -77,7 +77,12 @@ func newPlatform(p *sandboxPaths, o *Sandbox) (*platform, Confinement, error) {
 	return pl, Confinement{Mechanism: "seatbelt", Writes: true, Reads: true, NetworkOff: !o.AllowNetwork, Summary: s}, nil
 }
 
-func (pl *platform) start(cmd *exec.Cmd) error { return cmd.Start() }
+func (pl *platform) start(cmd *exec.Cmd, _ ResourceLimits) (func() error, error) {
+	return startUnconfined(cmd, ResourceLimits{})
+}
+
+// limits returns none: the package sets resource limits on Linux only.
+func (pl *platform) limits(ResourceLimits) ResourceLimits { return ResourceLimits{} }
 
 // command returns argv run by sandbox-exec.
 func (pl *platform) command(argv []string) []string {

@@ -22,13 +22,16 @@ import (
 // On Linux, commands are confined with Landlock, applied to one OS thread
 // only: a goroutine locks itself to a fresh thread, gives that thread a
 // private network namespace (root) or none, sets no_new_privs, drops its
-// capabilities, restricts it with landlock_restrict_self, starts the
-// command from it (a child inherits the creating thread's credentials,
-// Landlock domain and namespaces), and exits while still locked, so the
-// runtime throws the thread away. The rest of the process is never
-// restricted. A program that is not root cannot make a network namespace
-// on one thread; its commands get one from clone(2) instead, with a user
-// namespace (CLONE_NEWUSER|CLONE_NEWNET).
+// capabilities, restricts it with landlock_restrict_self, installs a
+// seccomp filter, starts the command from it (a child inherits the
+// creating thread's credentials, Landlock domain, seccomp filter and
+// namespaces), waits for it, and exits while still locked, so the runtime
+// throws the thread away. The rest of the process is never restricted.
+// Root unshares IPC and PID namespaces on the thread too. Other users
+// cannot: a thread cannot move to a new user namespace in a program with
+// several threads, so their commands get user, IPC, PID and network
+// namespaces from clone(2) instead, or none where user namespaces are
+// not allowed.
 
 // netMode is how a platform sandbox keeps commands off the network.
 type netMode int
@@ -41,11 +44,24 @@ const (
 	netOpen                     // nothing can be done
 )
 
+// nsMode is how a platform sandbox gives commands IPC and PID namespaces.
+type nsMode int
+
+const (
+	nsNone    nsMode = iota // none: the in-process path, Landlock only
+	nsUnshare               // unshared on the thread (root)
+	nsUser                  // made by clone(2) with a user namespace
+)
+
 // platform is the Linux sandbox of a workspace: a Landlock ruleset,
-// built once, that each command's thread restricts itself with.
+// built once, that each command's thread restricts itself with, and how
+// commands get their namespaces, system call filter and limits.
 type platform struct {
 	ruleset int
 	net     netMode
+	ns      nsMode
+	filter  *unix.SockFprog // nil where seccomp cannot be used
+	traced  bool            // limits are set while the command stops at its exec
 }
 
 // Landlock access rights by ABI version.
@@ -89,14 +105,30 @@ var canUnshareNet = sync.OnceValue(func() bool {
 	return onDiscardedThread(privateNetwork) == nil
 })
 
-// canCloneUserNet reports whether clone(2) can give a child new user and
-// network namespaces. The probe starts a program that does not exist: if
-// clone worked, the error is the exec's ENOENT.
-var canCloneUserNet = sync.OnceValue(func() bool {
+// canCloneUserNS reports whether clone(2) can give a child new user,
+// network, IPC and PID namespaces. The probe starts a program that does
+// not exist: if clone worked, the error is the exec's ENOENT.
+var canCloneUserNS = sync.OnceValue(func() bool {
 	_, err := syscall.ForkExec("/nonexistent/toolloop-probe", nil, &syscall.ProcAttr{
-		Sys: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET},
+		Sys: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID},
 	})
 	return errors.Is(err, syscall.ENOENT)
+})
+
+// canUnshareNS reports whether a thread of this process can move to new
+// IPC and PID namespaces (it has CAP_SYS_ADMIN).
+//
+// The first process a thread starts after unshare(CLONE_NEWPID) is the
+// namespace's init, and once it has ended the thread can start no other.
+// The os package, the first time it starts a process, first starts one
+// of its own to check that the kernel has pidfds: that check must not
+// happen on a command's thread, so the probe has it happen here.
+var canUnshareNS = sync.OnceValue(func() bool {
+	if p, err := os.StartProcess("/nonexistent/toolloop-probe", []string{"probe"}, &os.ProcAttr{}); err == nil {
+		_ = p.Kill()
+		_, _ = p.Wait()
+	}
+	return onDiscardedThread(func() error { return unix.Unshare(unix.CLONE_NEWIPC | unix.CLONE_NEWPID) }) == nil
 })
 
 // newPlatform builds the Landlock ruleset for a workspace and says how
@@ -107,18 +139,33 @@ func newPlatform(p *sandboxPaths, o *Sandbox) (*platform, Confinement, error) {
 	if abi < 1 {
 		return nil, Confinement{Summary: "Commands run unconfined, because this Linux kernel has no Landlock: they can read, change and delete anything the user running the agent can, and use the network."}, nil
 	}
+	// Root unshares the namespaces on the thread: a user namespace would
+	// add nothing (the kernel exempts root from the process limit all
+	// the same) and costs a fork without vfork, milliseconds a command.
+	ns := nsNone
+	switch {
+	case canUnshareNS():
+		ns = nsUnshare
+	case canCloneUserNS():
+		ns = nsUser
+	}
 	net := netAllowed
 	switch {
 	case o.AllowNetwork:
 	case canUnshareNet():
 		net = netUnshare
-	case canCloneUserNet():
+	case ns == nsUser:
 		net = netCloneUser
 	case abi >= 4:
 		net = netTCP
 	default:
 		net = netOpen
 	}
+	filter, err := syscallFilter()
+	if err != nil {
+		return nil, Confinement{}, err
+	}
+	plain, userNS := canTrace()
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: llFSRights(abi)}
 	if net == netTCP {
 		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
@@ -138,7 +185,10 @@ func newPlatform(p *sandboxPaths, o *Sandbox) (*platform, Confinement, error) {
 	if errno != 0 {
 		return nil, Confinement{}, fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}
-	pl := &platform{ruleset: int(fd), net: net}
+	pl := &platform{ruleset: int(fd), net: net, ns: ns, filter: filter, traced: plain}
+	if ns == nsUser {
+		pl.traced = userNS
+	}
 	if err := pl.addRules(p, attr.Handled_access_fs); err != nil {
 		_ = pl.close()
 		return nil, Confinement{}, err
@@ -146,17 +196,31 @@ func newPlatform(p *sandboxPaths, o *Sandbox) (*platform, Confinement, error) {
 	return pl, Confinement{
 		Mechanism: "landlock", Writes: true, Reads: true,
 		NetworkOff: net == netUnshare || net == netCloneUser,
-		Summary:    summary(p, net),
+		Isolated:   ns != nsNone && filter != nil,
+		Summary:    summary(p, net, ns, filter != nil),
 	}, nil
 }
 
-// addRules allows reading everything but the unreadable paths, listing
-// every folder, writing the writable paths, and using the null devices.
+// readableDevices are the only files in /dev that commands may read.
+// The others stay closed: terminals (/dev/pts/N of the person running
+// the agent, /dev/tty*, the consoles' /dev/vcs*), disks, whose raw
+// blocks hold every file, and the host's POSIX shared memory
+// (/dev/shm).
+var readableDevices = []string{"/dev/random", "/dev/urandom"}
+
+// addRules allows reading everything but the unreadable paths and /dev,
+// listing every folder, writing the writable paths, and using the null
+// devices and reading the random ones.
 func (pl *platform) addRules(p *sandboxPaths, handled uint64) error {
 	if err := pl.allow("/", unix.LANDLOCK_ACCESS_FS_READ_DIR); err != nil {
 		return err
 	}
-	for _, r := range readableRoots(p.unreadable) {
+	for _, d := range readableDevices {
+		if err := pl.allow(d, llRead); err != nil && !isPathError(err) {
+			return err
+		}
+	}
+	for _, r := range readableRoots(append(slices.Clone(p.unreadable), "/dev")) {
 		// A file may vanish or refuse to open: it stays unreadable.
 		if err := pl.allow(r, llRead); err != nil && !isPathError(err) {
 			return err
@@ -246,34 +310,71 @@ func readableRoots(hidden []string) []string {
 
 func (pl *platform) close() error { return unix.Close(pl.ruleset) }
 
-// command returns argv: Landlock needs no wrapper program.
-func (pl *platform) command(argv []string) []string { return argv }
+// initShell runs as the first process of a PID namespace, the command
+// under it: the namespace's init ignores the signals it has no handler
+// for that come from inside the namespace (kill $$, kill -9 $$), and the
+// command should not. It waits for the command, reaping whatever
+// processes are orphaned meanwhile, and exits with its status; its death
+// kills everything left in the namespace.
+var initShell = []string{"/bin/sh", "-c", `"$@"; exit $?`, "sh"}
 
-// start starts cmd from a thread confined by the workspace's ruleset.
-func (pl *platform) start(cmd *exec.Cmd) error {
-	if pl.net == netCloneUser {
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+// command returns argv, under initShell in a PID namespace; Landlock
+// needs no wrapper program.
+func (pl *platform) command(argv []string) []string {
+	if pl.ns == nsNone {
+		return argv
 	}
-	return onDiscardedThread(func() error {
-		if pl.net == netUnshare {
-			if err := privateNetwork(); err != nil {
-				return err
-			}
+	return append(slices.Clone(initShell), argv...)
+}
+
+// limits returns the limits commands get, from the options'.
+func (pl *platform) limits(opts ResourceLimits) ResourceLimits {
+	return limitsInForce(opts, pl.ns == nsUser)
+}
+
+// start starts cmd from a thread confined by the workspace's ruleset and
+// filter, in its namespaces, with limits l, and returns the function
+// that waits for it.
+func (pl *platform) start(cmd *exec.Cmd, l ResourceLimits) (func() error, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if pl.ns == nsUser {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID
+		if pl.net == netCloneUser {
+			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 		}
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return fmt.Errorf("setting no_new_privs: %w", err)
-		}
-		if err := dropCapabilities(); err != nil {
+	}
+	return launch(cmd, pl.confine, rlimits(l), pl.traced)
+}
+
+// confine restricts the calling thread, for the command it will start.
+func (pl *platform) confine() error {
+	if pl.net == netUnshare {
+		if err := privateNetwork(); err != nil {
 			return err
 		}
-		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(pl.ruleset), 0, 0); errno != 0 {
-			return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	if pl.ns == nsUnshare {
+		if err := unix.Unshare(unix.CLONE_NEWIPC | unix.CLONE_NEWPID); err != nil {
+			return fmt.Errorf("unshare(CLONE_NEWIPC|CLONE_NEWPID): %w", err)
 		}
-		return cmd.Start()
-	})
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(pl.ruleset), 0, 0); errno != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	if pl.filter != nil {
+		if err := loadFilter(pl.filter); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // onDiscardedThread runs f on an OS thread of its own, which the runtime
@@ -354,7 +455,7 @@ func dropCapabilities() error {
 }
 
 // summary describes Landlock confinement to the model.
-func summary(p *sandboxPaths, net netMode) string {
+func summary(p *sandboxPaths, net netMode, ns nsMode, filtered bool) string {
 	var b strings.Builder
 	b.WriteString("Commands run in a sandbox (Linux Landlock). They can create, change and delete files only in the workspace, in $HOME and $TMPDIR (private folders kept for this session)")
 	if extra := p.writable[3:]; len(extra) > 0 {
@@ -364,18 +465,27 @@ func summary(p *sandboxPaths, net netMode) string {
 	if len(p.readable) > 0 {
 		b.WriteString(" (but can read " + strings.Join(p.readable, ", ") + ")")
 	}
-	b.WriteString(" and cannot gain privileges. ")
+	b.WriteString(" nor devices other than /dev/null, /dev/zero and /dev/random, and cannot gain privileges. ")
 	switch net {
 	case netAllowed:
 		b.WriteString("They may use the network.")
 	case netUnshare:
 		b.WriteString("They have no network: no DNS, no connections to the internet or to this machine's services; servers they start on localhost can be reached from inside the sandbox only.")
 	case netCloneUser:
-		b.WriteString("They have no network, localhost included: no DNS, no connections, no listening on localhost. They run in a user namespace, where user and file owner IDs show as nobody.")
+		b.WriteString("They have no network, localhost included: no DNS, no connections, no listening on localhost.")
 	case netTCP:
 		b.WriteString("TCP connections and listening are refused; other network protocols (UDP, DNS) are not confined on this machine.")
 	case netOpen:
 		b.WriteString("Their network access is not confined on this machine.")
+	}
+	if ns != nsNone {
+		b.WriteString(" Each command has its own process and IPC namespaces: it cannot signal other processes of this machine (ps still lists them), and every process it starts, in the background or detached (setsid, nohup, daemons), is killed when the command ends.")
+	}
+	if ns == nsUser {
+		b.WriteString(" It runs in a user namespace, where user and file owner IDs show as nobody.")
+	}
+	if filtered {
+		b.WriteString(" The kernel keyrings (keyctl) and extended attributes (setfattr) are off limits: those calls fail with \"Operation not permitted\".")
 	}
 	return b.String()
 }

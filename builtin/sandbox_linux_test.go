@@ -258,7 +258,7 @@ func TestSandboxConfinement(t *testing.T) {
 	assert.Equal(t, "landlock", c.Mechanism)
 	assert.True(t, c.Writes)
 	assert.True(t, c.Reads)
-	if canUnshareNet() || canCloneUserNet() {
+	if canUnshareNet() || canCloneUserNS() {
 		assert.True(t, c.NetworkOff)
 	}
 	assert.Contains(t, src.Tool(ExecShell).Spec().Description, c.Summary)
@@ -296,7 +296,7 @@ func TestSandboxRequiredRefuses(t *testing.T) {
 // one can.
 func TestSandboxNetwork(t *testing.T) {
 	requireLandlock(t)
-	if !canUnshareNet() && !canCloneUserNet() {
+	if !canUnshareNet() && !canCloneUserNS() {
 		t.Skip("this machine can make no network namespace (user namespaces are disabled), so the network is confined for TCP only")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -402,7 +402,9 @@ func TestSandboxEnvironment(t *testing.T) {
 		assert.Equal(t, src.ws.sandbox.tmp, env["TMPDIR"])
 		assert.NotEqual(t, e.home, env["HOME"])
 		if !sb.Disabled && landlockABI() >= 1 {
-			r := call(t, src, ExecShell, execShellIn{Command: "cat /proc/$PPID/environ"})
+			// The agent's process ID as this program sees it: in a PID
+			// namespace, $PPID is the namespace's init.
+			r := call(t, src, ExecShell, execShellIn{Command: "cat /proc/" + strconv.Itoa(os.Getpid()) + "/environ"})
 			assert.Equal(t, toolloop.KindExecutionFailed, kindOf(r), "the agent's environment is readable: %s", r.Text())
 			assert.NotContains(t, r.Text(), "sk-secret-value")
 		}
@@ -428,8 +430,25 @@ func TestSandboxLeavesHostAlone(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// The thread that started a command waits for it and ends after it:
+	// when a call returns, its thread may still be on its way out. It
+	// runs nothing else meanwhile (it is locked to its goroutine, which
+	// is returning).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var restricted []int
+		for tid, st := range threadStatus(t) {
+			if st["NoNewPrivs"] != "0" {
+				restricted = append(restricted, tid)
+			}
+		}
+		if len(restricted) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("threads %v have no_new_privs", restricted)
+		}
+	}
 	for tid, st := range threadStatus(t) {
-		assert.Equal(t, "0", st["NoNewPrivs"], "thread %d has no_new_privs", tid)
 		if b, ok := before[tid]; ok {
 			assert.Equal(t, b["CapEff"], st["CapEff"], "thread %d lost capabilities", tid)
 		}
@@ -480,13 +499,20 @@ func TestSandboxNoPrivileges(t *testing.T) {
 	requireLandlock(t)
 	e := newEscapeTarget(t)
 	src := e.workspace(t, Sandbox{Required: true})
-	r := call(t, src, ExecShell, execShellIn{Command: "grep -E '^(NoNewPrivs|CapEff|CapBnd|CapAmb):' /proc/self/status"})
+	r := call(t, src, ExecShell, execShellIn{Command: "grep -E '^(NoNewPrivs|CapPrm|CapEff|CapBnd|CapAmb):' /proc/self/status"})
 	require.Equal(t, toolloop.ErrorKind(""), kindOf(r), r.Text())
 	assert.Contains(t, r.Text(), "NoNewPrivs:\t1\n")
+	assert.Contains(t, r.Text(), "CapPrm:\t0000000000000000\n")
 	assert.Contains(t, r.Text(), "CapEff:\t0000000000000000\n")
 	assert.Contains(t, r.Text(), "CapAmb:\t0000000000000000\n")
 	if os.Geteuid() == 0 {
-		assert.Contains(t, r.Text(), "CapBnd:\t0000000000000000\n")
+		if src.ws.sandbox.plat.ns != nsUser {
+			// In a user namespace of its own, the bounding set is that
+			// namespace's, full as in every new one, and holds nothing
+			// the command can get: its user ID there is not 0 and
+			// no_new_privs denies file capabilities.
+			assert.Contains(t, r.Text(), "CapBnd:\t0000000000000000\n")
+		}
 		name, err := os.Hostname()
 		require.NoError(t, err)
 		r = call(t, src, ExecShell, execShellIn{Command: "hostname toolloop-test-" + strconv.Itoa(os.Getpid())})
@@ -495,7 +521,7 @@ func TestSandboxNoPrivileges(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, name, now)
 	}
-	r = call(t, src, ExecShell, execShellIn{Command: "kill -0 $PPID"})
+	r = call(t, src, ExecShell, execShellIn{Command: "kill -0 " + strconv.Itoa(os.Getpid())})
 	if landlockABI() >= 6 {
 		assert.Equal(t, toolloop.KindExecutionFailed, kindOf(r), "a confined command can signal the agent: %s", r.Text())
 	}

@@ -29,14 +29,19 @@ type execShellIn struct {
 
 func (w *workspace) execShellTool() toolloop.Tool {
 	sh := w.opts.Shell
+	background := "background processes it leaves running in its process group are killed when it exits (do not start daemons: one that detaches with setsid may outlive the call)."
+	if w.sandbox.conf.Isolated {
+		background = "every process it leaves running, in the background or detached, is killed when it exits, so a server started in one call is gone by the next."
+	}
 	desc := fmt.Sprintf(`Run a shell command line with %s in the workspace root and return its output. Use it to build, run tests, use git and other command-line tools.
 
-Standard output and standard error are returned together, in the order they were printed; standard input is empty, so interactive commands fail. The command is killed, with the processes it started, after timeout_seconds (default %d, at most %d); background processes it leaves running in its process group are killed when it exits (do not start daemons: one that detaches with setsid may outlive the call). A non-zero exit code makes the result an error that shows the code and the output. Only the first %d and the last %d bytes of the output are kept: for long output, send it to a file in the workspace (command > out.log 2>&1) and read or search that file. Each call starts a new shell: cd and exported variables do not carry over to the next call. Prefer the file tools to read, search and edit files. The environment holds only PATH, locale and terminal settings, HOME, TMPDIR and the variables the user chose to pass.
+Standard output and standard error are returned together, in the order they were printed; standard input is empty, so interactive commands fail. The command is killed, with the processes it started, after timeout_seconds (default %d, at most %d); %s A non-zero exit code makes the result an error that shows the code and the output. Only the first %d and the last %d bytes of the output are kept: for long output, send it to a file in the workspace (command > out.log 2>&1) and read or search that file. Each call starts a new shell: cd and exported variables do not carry over to the next call. Prefer the file tools to read, search and edit files. The environment holds only PATH, locale and terminal settings, HOME, TMPDIR and the variables the user chose to pass.
 
 %s`,
 		strings.Join(append([]string{filepath.Base(w.shell[0])}, w.shell[1:]...), " ")+" <command>",
-		int(sh.Timeout/time.Second), int(sh.MaxTimeout/time.Second),
-		newHeadTail(sh.KeepBytes).headMax, newHeadTail(sh.KeepBytes).tailMax, w.sandbox.conf.Summary)
+		int(sh.Timeout/time.Second), int(sh.MaxTimeout/time.Second), background,
+		newHeadTail(sh.KeepBytes).headMax, newHeadTail(sh.KeepBytes).tailMax,
+		strings.TrimSpace(w.sandbox.conf.Summary+" "+w.sandbox.limits.describe()))
 	ann := writes
 	ann.OpenWorld = true
 	return newTool(toolDef{
@@ -71,7 +76,8 @@ func (w *workspace) execShell(ctx context.Context, call *toolloop.Call, in *exec
 	}
 	defer pr.Close()
 	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := w.sandbox.start(cmd); err != nil {
+	wait, err := w.sandbox.start(cmd)
+	if err != nil {
 		_ = pw.Close()
 		if te := (*toolloop.ToolError)(nil); errors.As(err, &te) {
 			return nil, err
@@ -97,7 +103,7 @@ func (w *workspace) execShell(ctx context.Context, call *toolloop.Call, in *exec
 			}
 		}
 	}()
-	waitErr := cmd.Wait()
+	waitErr := wait()
 	_ = killGroup(cmd) // whatever it left running in the background
 	select {
 	case <-readDone:
@@ -133,10 +139,13 @@ func (w *workspace) execShell(ctx context.Context, call *toolloop.Call, in *exec
 		var ee *exec.ExitError
 		if waitErr != nil && !errors.As(waitErr, &ee) {
 			te = toolloop.Errorf(toolloop.KindExecutionFailed, "the command failed: %v", waitErr)
+		} else if limit, msg := w.sandbox.limits.exceeded(cmd.ProcessState, text); limit != "" {
+			extra["limit"] = limit
+			te = toolloop.Errorf(toolloop.KindExecutionFailed, "%s (%v)", msg, cmd.ProcessState)
 		} else if code < 0 {
 			te = toolloop.Errorf(toolloop.KindExecutionFailed, "the command was killed by a signal (%v)", cmd.ProcessState)
 		} else {
-			te = toolloop.Errorf(toolloop.KindExecutionFailed, "the command exited with code %d", code)
+			te = toolloop.Errorf(toolloop.KindExecutionFailed, "the command exited with code %d%s", code, signalNote(code))
 		}
 	}
 	r := &toolloop.ToolResult{Status: toolloop.StatusOK}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,11 +64,28 @@ func TestExecShell(t *testing.T) {
 			for _, c := range tt.contains {
 				assert.Contains(t, r.Text(), c)
 			}
+			if tt.code == -1 && src.Confinement().Isolated {
+				// Under the init process of its PID namespace, which
+				// exits as a shell does: 128 + the signal.
+				tt.code = 128 + 9
+				assert.Contains(t, r.Text(), "SIGKILL")
+			}
 			if tt.code != -2 {
 				assert.Equal(t, tt.code, r.Meta.Extra["exit_code"])
 			}
 		})
 	}
+}
+
+// hostPID is a shell command that writes the process ID of the shell
+// that runs it, as this program sees it, to file: in a PID namespace,
+// $$ is the ID inside, which means another process out here; /proc is
+// the host's, where /proc/self is the reader's ID out here.
+func hostPID(file string) string {
+	if runtime.GOOS == "linux" {
+		return "read p _ </proc/self/stat; echo $p > " + file
+	}
+	return "echo $$ > " + file
 }
 
 // alive reports whether a process exists (and is not a zombie we own).
@@ -88,7 +106,7 @@ func TestExecShellTimeoutKillsGroup(t *testing.T) {
 	src, dir := newTestWorkspace(t, nil, nil)
 	start := time.Now()
 	r := call(t, src, ExecShell, execShellIn{
-		Command:        "sh -c 'sleep 60 & echo $! > grandchild.pid; wait' & echo started; wait",
+		Command:        `sh -c "sh -c '` + strings.ReplaceAll(hostPID("grandchild.pid"), "$", `\$`) + `; exec sleep 60' & wait" & until [ -s grandchild.pid ]; do sleep 0.05; done; echo started; wait`,
 		TimeoutSeconds: 1,
 	})
 	assert.Less(t, time.Since(start), 20*time.Second)
@@ -102,7 +120,7 @@ func TestExecShellTimeoutKillsGroup(t *testing.T) {
 
 func TestExecShellKillsBackgroundOnExit(t *testing.T) {
 	src, dir := newTestWorkspace(t, nil, nil)
-	r := call(t, src, ExecShell, execShellIn{Command: "sleep 60 > /dev/null 2>&1 & echo $! > bg.pid; echo ok"})
+	r := call(t, src, ExecShell, execShellIn{Command: "sh -c '" + hostPID("bg.pid") + "; exec sleep 60' > /dev/null 2>&1 & until [ -s bg.pid ]; do sleep 0.05; done; echo ok"})
 	require.Equal(t, toolloop.ErrorKind(""), kindOf(r), r.Text())
 	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(dir, "bg.pid"))))
 	require.NoError(t, err)
@@ -117,7 +135,7 @@ func TestExecShellEscapedChildDoesNotHang(t *testing.T) {
 	start := time.Now()
 	// The escaped process keeps the output pipe open; the tool must still
 	// return soon after the shell exits.
-	r := call(t, src, ExecShell, execShellIn{Command: "setsid sleep 30 & echo $! > esc.pid; echo ok"})
+	r := call(t, src, ExecShell, execShellIn{Command: "setsid sh -c '" + hostPID("esc.pid") + "; exec sleep 30' & until [ -s esc.pid ]; do sleep 0.05; done; echo ok"})
 	assert.Less(t, time.Since(start), 10*time.Second)
 	require.Equal(t, toolloop.ErrorKind(""), kindOf(r), r.Text())
 	assert.Contains(t, r.Text(), "ok\n")

@@ -134,6 +134,9 @@ type ShellOptions struct {
 	// last 60% of it, however much the command prints; 0 means the
 	// workspace's MaxOutputBytes.
 	KeepBytes int
+	// Limits bounds the memory, file sizes, processes and CPU time of
+	// commands; its zero value gives the defaults (see [ResourceLimits]).
+	Limits ResourceLimits
 }
 
 // FetchOptions configures web_fetch.
