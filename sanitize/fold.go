@@ -19,7 +19,9 @@ import (
 //
 // A delimiter, after folding, is a "<", then any run of spaces, "/" and
 // "\", then the letters and digits of the tag's name, each pair of them
-// with any run of spaces, "-", "_" and "." between. What follows the name
+// with any run of spaces, "-", "_" and "." between. A letter that some
+// rune reads as either of a pair (foldAlike: ſ is s or f, Ｉ is i or l)
+// matches the other. What follows the name
 // does not matter, so "</untrusted-data-x7k>" and "<untrusted-data
 // source=..." both count.
 
@@ -91,6 +93,22 @@ var openers, stop = func() ([]rune, [256]bool) {
 	}
 	return rs, stop
 }()
+
+// alike holds, for each ASCII letter and digit, the others it may stand
+// for (foldAlike's pairs both ways).
+var alike = func() (t [128]string) {
+	for _, pair := range foldAlike {
+		t[pair[0]] += pair[1:]
+		t[pair[1]] += pair[:1]
+	}
+	return t
+}()
+
+// same reports whether the folded character c reads as the tag's letter
+// or digit t.
+func same(c, t byte) bool {
+	return c == t || c < utf8.RuneSelf && strings.IndexByte(alike[c], t) >= 0
+}
 
 // tagBase is where the tag characters, invisible copies of ASCII that
 // some models read as the ASCII, begin.
@@ -426,7 +444,7 @@ func (m *matcher) continues(s string, j int) bool {
 			switch c := f[i]; {
 			case k == 0 && (c == ' ' || c == '/' || c == '\\'):
 			case k > 0 && (c == ' ' || c == '-' || c == '_' || c == '.'):
-			case c == m.name[k]:
+			case same(c, m.name[k]):
 				if k++; k == len(m.name) {
 					return true
 				}
