@@ -194,7 +194,8 @@ func atBack(n int) func(s string, hit int) int {
 }
 
 // atDigits anchors a match at the digits before the keyword: a Telegram
-// bot's ID before :AA.
+// bot's ID before :AA, which starts a word or follows the "bot" of the
+// Bot API's URLs (api.telegram.org/bot123456789:AA.../sendMessage).
 func atDigits(s string, hit int) int {
 	i := hit
 	for i > 0 && hit-i < 10 && '0' <= s[i-1] && s[i-1] <= '9' {
@@ -202,6 +203,9 @@ func atDigits(s string, hit int) int {
 	}
 	if i == hit {
 		return -1
+	}
+	if i >= 3 && s[i-3:i] == "bot" && !wordBefore(s, i-3) {
+		return i
 	}
 	return atWord(s, i)
 }

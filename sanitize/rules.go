@@ -62,7 +62,9 @@ type Rule struct {
 // its provider gives it (ghp_, glpat-, xoxb-, sk-ant-, AKIA, AIza, hf_,
 // npm_, SG., whsec_ and so on); private keys of every PEM and PGP kind,
 // PuTTY and age keys, and PEM keys encoded in base64; JWTs; passwords in
-// URLs; Authorization, Cookie and X-Api-Key style headers; and values
+// URLs, in .pgpass and .netrc lines, and on the command lines of docker
+// login, mysql, sshpass and curl -u; the keys aws configure sets and
+// prompts for; Authorization, Cookie and X-Api-Key style headers; and values
 // assigned to names that say they are secret (password, passwd, pwd,
 // secret, token, api_key, client_secret, access_key, ...; in any case and
 // any naming style) in .env files, shell commands and flags, YAML, JSON,
