@@ -23,8 +23,9 @@ import (
 //     joined as they come; the events written carry the joined text
 //     redacted, cut at other places than the pieces were, and their
 //     Coalesced counts the pieces each stands for.
-//   - Once a stream holds holdBack+holdStep bytes, the Writer redacts what
-//     it holds and writes what comes before its last holdBack bytes, cut
+//   - Once a stream holds holdBack+holdStep bytes (20 KiB), the Writer
+//     redacts what it holds and writes what comes before its last
+//     holdBack bytes (4 KiB), cut
 //     after a space, a line break, a quote, a comma or a semicolon (never
 //     inside a token), if the text before the cut and the text after it,
 //     each redacted on its own, come out as all of it does: then no
@@ -54,8 +55,9 @@ const (
 	holdBack = 4 << 10
 	// holdStep is how much text a stream gathers past holdBack before
 	// the Writer tries to write some of it, so that the cost of redacting
-	// what it holds is shared by that much text.
-	holdStep = 1 << 10
+	// what it holds (two to three times holdBack+holdStep) is shared by
+	// that much text.
+	holdStep = 16 << 10
 	// holdMax bounds what one stream holds while a secret may be open.
 	holdMax = 64 << 10
 	// holdTotal bounds what all of a Writer's streams hold together.
@@ -72,7 +74,7 @@ type streamKey struct {
 
 // stream is the text of a stream that is not yet written.
 type stream struct {
-	held string
+	held []byte
 	// last is the stream's latest event, without its text: what the text
 	// written is sent as.
 	last toolloop.Event
@@ -152,7 +154,7 @@ func (w *Writer) piece(e toolloop.Event) {
 		st = new(stream)
 		ss.m[k] = st
 	}
-	st.held += e.Text
+	st.held = append(st.held, e.Text...)
 	ss.held += len(e.Text)
 	st.pieces += max(e.Coalesced, 1)
 	st.last = e
@@ -167,7 +169,7 @@ func (w *Writer) piece(e toolloop.Event) {
 		// Write out the stream that holds the most.
 		var big streamKey
 		for k, st := range ss.m {
-			if st.held != "" && (ss.m[big] == nil || len(st.held) > len(ss.m[big].held)) {
+			if len(st.held) > 0 && (ss.m[big] == nil || len(st.held) > len(ss.m[big].held)) {
 				big = k
 			}
 		}
@@ -182,7 +184,7 @@ func (w *Writer) piece(e toolloop.Event) {
 // before it.
 func (w *Writer) cut(st *stream) {
 	ss := &w.streams
-	h := st.held
+	h := string(st.held)
 	r := w.redactText(st.last.Type, h)
 	c := lastCut(h, len(h)-ss.holdBack)
 	for tries := 0; c > 0; tries++ {
@@ -207,7 +209,7 @@ func (w *Writer) cut(st *stream) {
 // is: st holds more than holdMax, and no cut was found that keeps every
 // secret whole.
 func (w *Writer) force(st *stream) {
-	h := st.held
+	h := string(st.held)
 	c := lastCut(h, len(h)-w.streams.holdBack)
 	if c == 0 {
 		c = len(h) - w.streams.holdBack
@@ -228,10 +230,10 @@ func (w *Writer) write(st *stream, text string, n int) {
 	if st.pieces > 1 {
 		e.Coalesced = st.pieces
 	}
-	st.held = st.held[n:]
+	st.held = st.held[:copy(st.held, st.held[n:])]
 	w.streams.held -= n
 	st.pieces, st.tried = 0, 0
-	if st.held != "" {
+	if len(st.held) > 0 {
 		st.pieces = 1 // the piece whose rest is still held
 	}
 	if text != "" {
@@ -248,8 +250,8 @@ func (w *Writer) end(k streamKey) {
 		return
 	}
 	delete(ss.m, k)
-	if st.held != "" {
-		w.write(st, w.redactText(st.last.Type, st.held), len(st.held))
+	if len(st.held) > 0 {
+		w.write(st, w.redactText(st.last.Type, string(st.held)), len(st.held))
 	}
 }
 

@@ -58,14 +58,14 @@ type Options struct {
 	//
 	// Streamed text, which a secret can be cut across (model.delta,
 	// model.reasoning_delta and tool.execution_partial_result events), is
-	// held back so that Redact sees each secret whole: a stream's text is
-	// written as it comes less its last 4 KiB, and less any secret not yet
-	// whole, and the rest when the stream ends (the model's response, the
-	// call's completion, the run's end), on Sync or on Close. The events
-	// written carry the stream's text joined and cut at other places than
-	// its pieces; each stream holds at most 64 KiB, and all together 1
-	// MiB. Redact is also called on text alone, in events that hold only
-	// a type and Text.
+	// held back so that Redact sees each secret whole: once a stream holds
+	// 20 KiB, its text is written but its last 4 KiB and any secret not
+	// yet whole, and the rest when the stream ends (the model's response,
+	// the call's completion, the run's end), on Sync or on Close. The
+	// events written carry the stream's text joined and cut at other
+	// places than its pieces; each stream holds at most 64 KiB, and all
+	// together 1 MiB. Redact is also called on text alone, in events that
+	// hold only a type and Text.
 	Redact func(toolloop.Event) toolloop.Event
 }
 
