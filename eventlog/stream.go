@@ -25,15 +25,15 @@ import (
 //     Coalesced counts the pieces each stands for.
 //   - Once a stream holds holdBack+holdStep bytes (20 KiB), the Writer
 //     redacts what it holds and writes what comes before its last
-//     holdBack bytes (4 KiB), cut
-//     after a space, a line break, a quote, a comma or a semicolon (never
-//     inside a token), if the text before the cut and the text after it,
-//     each redacted on its own, come out as all of it does: then no
-//     secret, nor the context that makes it one (its name, a PEM block's
-//     BEGIN line), is cut in two. Otherwise it tries the starts of up to
-//     three lines before, then holds on. A secret and its context within
-//     holdBack bytes are thus always redacted whole, and so is a longer
-//     secret that Redact knows by its start, such as a private key block.
+//     holdBack bytes (4 KiB), cut after a space, a line break, a quote, a
+//     comma or a semicolon (never inside a token), if the text before the
+//     cut and the text after it, each redacted on its own, come out as
+//     all of it does: then no secret, nor the context that makes it one
+//     (its name, a PEM block's BEGIN line), is cut in two. Otherwise it
+//     tries the starts of up to three lines before, then holds on. A
+//     secret and its context within holdBack bytes are thus always
+//     redacted whole, and so is a longer secret that Redact knows by its
+//     start, such as a private key block.
 //   - The held tail is written, redacted whole, when the stream ends: on
 //     the durable event that ends it (model.response or any other durable
 //     event of the run without a call ID, for model streams;
@@ -187,20 +187,17 @@ func (w *Writer) cut(st *stream) {
 	h := string(st.held)
 	r := w.redactText(st.last.Type, h)
 	c := lastCut(h, len(h)-ss.holdBack)
-	for tries := 0; c > 0; tries++ {
-		if r == h {
-			// No secret anywhere: the text before the cut is as it is.
-			w.write(st, h[:c], c)
-			return
-		}
+	if r == h && c > 0 {
+		// No secret anywhere: the text before the cut is as it is.
+		w.write(st, h[:c], c)
+		return
+	}
+	for tries := 0; c > 0 && tries < 4; tries++ {
 		if a := w.redactText(st.last.Type, h[:c]); strings.HasPrefix(r, a) && w.redactText(st.last.Type, h[c:]) == r[len(a):] {
 			w.write(st, a, c)
 			return
 		}
-		if tries == 3 {
-			break
-		}
-		c = strings.LastIndexByte(h[:c-1], '\n') + 1
+		c = strings.LastIndexByte(h[:c-1], '\n') + 1 // the start of the line
 	}
 	st.tried = len(h)
 }
@@ -231,6 +228,9 @@ func (w *Writer) write(st *stream, text string, n int) {
 		e.Coalesced = st.pieces
 	}
 	st.held = st.held[:copy(st.held, st.held[n:])]
+	if cap(st.held) > w.streams.holdMax {
+		st.held = append([]byte(nil), st.held...) // let a huge piece's array go
+	}
 	w.streams.held -= n
 	st.pieces, st.tried = 0, 0
 	if len(st.held) > 0 {
@@ -291,17 +291,6 @@ func (w *Writer) flushStreams(closing bool) {
 	defer ss.mu.Unlock()
 	ss.closed = ss.closed || closing
 	w.endAll(slices.Collect(maps.Keys(ss.m)))
-}
-
-// commonPrefix returns the length of the longest common prefix of a and b.
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 // lastCut returns the last index at or before limit just after a byte

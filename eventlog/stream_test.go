@@ -403,6 +403,10 @@ func TestRedactStreamBounds(t *testing.T) {
 	first, _, _ := strings.Cut(buf.String(), "\n")
 	assert.Contains(t, first, `"text":"[REDACTED:private_key]"`, "the key's first 60 KiB are redacted whole")
 
+	w.Record(toolloop.Event{Type: toolloop.EventPartialResult, RunID: "b", CallID: "huge", Text: strings.Repeat("y ", 1<<20)})
+	most, _ := eventlog.Held(w)
+	require.LessOrEqual(t, most, 64<<10, "a piece of 2 MiB is written but its tail at once")
+
 	for i := range 1000 {
 		w.Record(toolloop.Event{Type: toolloop.EventPartialResult, RunID: "b", CallID: fmt.Sprint("call_", i),
 			Text: strings.Repeat("x", 4<<10)})
