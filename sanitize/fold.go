@@ -94,20 +94,27 @@ var openers, stop = func() ([]rune, [256]bool) {
 	return rs, stop
 }()
 
-// alike holds, for each ASCII letter and digit, the others it may stand
-// for (foldAlike's pairs both ways).
-var alike = func() (t [128]string) {
-	for _, pair := range foldAlike {
-		t[pair[0]] += pair[1:]
-		t[pair[1]] += pair[:1]
-	}
-	return t
-}()
+// letterSet is a set of ASCII bytes.
+type letterSet [2]uint64
 
-// same reports whether the folded character c reads as the tag's letter
-// or digit t.
-func same(c, t byte) bool {
-	return c == t || c < utf8.RuneSelf && strings.IndexByte(alike[c], t) >= 0
+func (s *letterSet) has(c byte) bool { return c < utf8.RuneSelf && s[c>>6]&(1<<(c&63)) != 0 }
+
+func (s *letterSet) add(c byte) { s[c>>6] |= 1 << (c & 63) }
+
+// reads returns the folded characters that read as the tag's letter or
+// digit t: t, and the other of each pair of foldAlike it is in.
+func reads(t byte) letterSet {
+	var set letterSet
+	set.add(t)
+	for _, pair := range foldAlike {
+		switch t {
+		case pair[0]:
+			set.add(pair[1])
+		case pair[1]:
+			set.add(pair[0])
+		}
+	}
+	return set
 }
 
 // tagBase is where the tag characters, invisible copies of ASCII that
@@ -415,22 +422,23 @@ func percent(s string) (r rune, n int) {
 
 // matcher finds the delimiters of one tag name.
 type matcher struct {
-	// name is the tag's letters and digits, folded.
-	name string
+	// name holds, for each of the tag's letters and digits, folded, the
+	// folded characters that read as it (see reads).
+	name []letterSet
 }
 
 func newMatcher(tag string) matcher {
-	var b strings.Builder
+	var m matcher
 	for i := 0; i < len(tag); {
 		f, n := unit(tag, i)
 		i += n
 		for j := 0; j < len(f); j++ {
 			if c := f[j]; 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
-				b.WriteByte(c)
+				m.name = append(m.name, reads(c))
 			}
 		}
 	}
-	return matcher{name: b.String()}
+	return m
 }
 
 // continues reports whether s[j:], after an opener that ends at j, reads
@@ -444,7 +452,7 @@ func (m *matcher) continues(s string, j int) bool {
 			switch c := f[i]; {
 			case k == 0 && (c == ' ' || c == '/' || c == '\\'):
 			case k > 0 && (c == ' ' || c == '-' || c == '_' || c == '.'):
-			case same(c, m.name[k]):
+			case m.name[k].has(c):
 				if k++; k == len(m.name) {
 					return true
 				}
