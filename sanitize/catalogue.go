@@ -224,7 +224,7 @@ var defaultRules = compile([]Rule{
 		Pattern: regexp.MustCompile(`(?:docker|podman)(?:\.exe)?[ \t]+login\b[^\r\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)\\?["']?([^\s"'\\]+)`)},
 	// A .pgpass line, hostname:port:database:username:password: see
 	// matchPgpass.
-	{Kind: "credential", Keywords: []string{":*", ":0", ":1", ":2", ":3", ":4", ":5", ":6", ":7", ":8", ":9"}, exact: true, match: matchPgpass},
+	{Kind: "credential", Keywords: []string{":*", ":0", ":1", ":2", ":3", ":4", ":5", ":6", ":7", ":8", ":9"}, exact: true, pre: pgpassFields, match: matchPgpass},
 	// .netrc: machine host login user password secret, on one line or
 	// several.
 	{Kind: "credential", Keywords: []string{"machine"}, Group: 1, anchor: atWord, valid: notPlaceholder,

@@ -13,6 +13,11 @@ import "strings"
 // clock (12:30:45) nor an IPv6 address nor a compiler's file:line:column
 // is a line of a password file.
 func matchPgpass(s string, hit int, _ *matchState, found func(start, end, ctx int)) int {
+	i := pgpassPassword(s, hit)
+	if i < 0 {
+		return 0
+	}
+	// The host, which starts the line or follows a space or a quote.
 	start := hit
 	for start > 0 && hit-start < 256 && pgpassHostByte(s[start-1]) && !escapeBefore(s, start) {
 		start--
@@ -20,7 +25,6 @@ func matchPgpass(s string, hit int, _ *matchState, found func(start, end, ctx in
 	if start == hit || strings.Trim(s[start:hit], digits) == "" {
 		return 0
 	}
-	// What the line starts after: the start of a line, a space or a quote.
 	var quote byte
 	lineStart := start == 0 || s[start-1] == '\n' || s[start-1] == '\r' || escapeBefore(s, start)
 	if !lineStart {
@@ -32,28 +36,8 @@ func matchPgpass(s string, hit int, _ *matchState, found func(start, end, ctx in
 			return 0
 		}
 	}
-	// The port: digits or *.
-	i := hit + 1
-	if s[i] == '*' {
-		i++
-	} else {
-		for i < len(s) && i-hit <= 5 && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-	}
-	if i >= len(s) || s[i] != ':' {
-		return 0
-	}
-	// The database and the user.
-	for range 2 {
-		j := pgpassField(s, i+1)
-		if j == i+1 || j >= len(s) || s[j] != ':' {
-			return 0
-		}
-		i = j
-	}
 	// The password: the rest of the line, or up to a space or the quote.
-	vs, ve := i+1, i+1
+	vs, ve := i, i
 	for ve < len(s) && ve-vs < maxMatch {
 		c := s[ve]
 		if c == '\n' || c == '\r' || c == quote && quote != 0 || !lineStart && (c == ' ' || c == '\t') {
@@ -80,6 +64,36 @@ func matchPgpass(s string, hit int, _ *matchState, found func(start, end, ctx in
 		return ve
 	}
 	return 0
+}
+
+// pgpassFields is the rule's test of each keyword: whether the port, the
+// database and the user, each ended by a colon, follow the colon at hit.
+// Most colons before a digit (a clock, a file:line) are no such thing,
+// and it tells at once.
+func pgpassFields(s string, hit int) bool { return pgpassPassword(s, hit) >= 0 }
+
+// pgpassPassword returns where the password starts, if the port, the
+// database and the user follow the colon at hit, or -1.
+func pgpassPassword(s string, hit int) int {
+	i := hit + 1
+	if s[i] == '*' {
+		i++
+	} else {
+		for i < len(s) && i-hit <= 5 && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+	}
+	if i >= len(s) || s[i] != ':' {
+		return -1
+	}
+	for range 2 {
+		j := pgpassField(s, i+1)
+		if j == i+1 || j >= len(s) || s[j] != ':' {
+			return -1
+		}
+		i = j
+	}
+	return i + 1
 }
 
 // pgpassHostByte reports whether c may be part of a password file's host:

@@ -49,6 +49,10 @@ type Rule struct {
 	// needs, if set, must appear in an anchored match's window for the
 	// pattern to be tried there: a cheap test before a costly one.
 	needs string
+	// pre, if set, is a cheap test of each keyword found, before the rule
+	// is tried there at all: for keywords so common (a colon and a digit)
+	// that trying the rule at each would cost more than the test.
+	pre func(s string, hit int) bool
 	// match, if set, finds the rule's secrets at the keyword at hit in
 	// code, in place of Pattern, and returns the index before which later
 	// keywords need no try (see Rule.find).
