@@ -225,3 +225,32 @@ func atDSN(s string, hit int) int {
 	}
 	return j
 }
+
+// atConfigureSet anchors a match at the "configure" of an aws configure
+// set command whose setting is before+the keyword+after
+// (aws_secret_access_key, aws_session_token), on the keyword's line.
+func atConfigureSet(before, after string) func(s string, hit int) int {
+	return func(s string, hit int) int {
+		if hit < len(before) || len(s)-hit < len(after) ||
+			!strings.EqualFold(s[hit-len(before):hit], before) || !strings.EqualFold(s[hit:hit+len(after)], after) {
+			return -1
+		}
+		line := s[lineStart(s, hit, 256):hit]
+		i := strings.LastIndex(line, "configure")
+		if i < 0 {
+			return -1
+		}
+		return atWord(s, hit-len(line)+i)
+	}
+}
+
+// atPhrase anchors a match at its keyword if the phrase, in any case,
+// starts there.
+func atPhrase(phrase string) func(s string, hit int) int {
+	return func(s string, hit int) int {
+		if len(s)-hit < len(phrase) || !strings.EqualFold(s[hit:hit+len(phrase)], phrase) {
+			return -1
+		}
+		return atWord(s, hit)
+	}
+}

@@ -181,13 +181,16 @@ var defaultRules = compile([]Rule{
 	// AWS secret keys, by the name they are given.
 	{Kind: "aws_secret_key", Keywords: []string{"secret"}, Group: 1, near: true, anchor: atAnyName,
 		Pattern: regexp.MustCompile(`(?i)[\w.-]*?(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)` + assign + `\\?["'\x60]?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`)},
-	// aws configure set [default.]aws_secret_access_key VALUE, and the
-	// prompt of aws configure: AWS Secret Access Key [None]: VALUE.
-	{Kind: "aws_secret_key", Keywords: []string{"configure"}, Group: 1, near: true, anchor: atWord,
+	// aws configure set [default.]aws_secret_access_key VALUE (and
+	// aws_session_token), and the prompt of aws configure: AWS Secret
+	// Access Key [None]: VALUE. Their keywords are the words the other
+	// rules look for already, so that text without them costs nothing
+	// more; the anchors tell these apart at once.
+	{Kind: "aws_secret_key", Keywords: []string{"secret"}, Group: 1, near: true, anchor: atConfigureSet("aws_", "secret_access_key"),
 		Pattern: regexp.MustCompile(`configure[ \t]+set[ \t]+(?:--profile(?:[ \t]+|=)[^\s\\]+[ \t]+)?(?:[\w-]+\.)?aws_secret_access_key[ \t]+\\?["']?([A-Za-z0-9/+=]{16,})`)},
-	{Kind: "aws_session_token", Keywords: []string{"configure"}, Group: 1, near: true, anchor: atWord,
+	{Kind: "aws_session_token", Keywords: []string{"token"}, Group: 1, near: true, anchor: atConfigureSet("aws_session_", "token"),
 		Pattern: regexp.MustCompile(`configure[ \t]+set[ \t]+(?:--profile(?:[ \t]+|=)[^\s\\]+[ \t]+)?(?:[\w-]+\.)?aws_session_token[ \t]+\\?["']?([A-Za-z0-9/+=]{16,})`)},
-	{Kind: "aws_secret_key", Keywords: []string{"secret access key"}, Group: 1, near: true, anchor: atWord,
+	{Kind: "aws_secret_key", Keywords: []string{"secret"}, Group: 1, near: true, anchor: atPhrase("secret access key"),
 		Pattern: regexp.MustCompile(`(?i)secret access key[ \t]*(?:\[[^\]\r\n]{0,64}\])?[ \t]*:[ \t]*([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`)},
 	// heroku-api-key: a UUID, by the name it is given.
 	{Kind: "heroku_key", Keywords: []string{"heroku"}, Group: 1, near: true, anchor: atAnyName,
