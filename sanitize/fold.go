@@ -21,9 +21,8 @@ import (
 // "\", then the letters and digits of the tag's name, each pair of them
 // with any run of spaces, "-", "_" and "." between. A letter that some
 // rune reads as either of a pair (foldAlike: ſ is s or f, Ｉ is i or l)
-// matches the other. What follows the name
-// does not matter, so "</untrusted-data-x7k>" and "<untrusted-data
-// source=..." both count.
+// matches the other. What follows the name does not matter, so
+// "</untrusted-data-x7k>" and "<untrusted-data source=..." both count.
 
 // foldRun folds the runes lo..hi: each to to, or, if inc, each to the
 // ASCII letter or digit to[0]+(r-lo).
