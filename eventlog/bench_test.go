@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/eventlog"
 	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/sanitize"
 )
 
 // benchDirEnv names a directory for the benchmarks' log files. Syncing
@@ -219,6 +221,61 @@ func BenchmarkRun(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(f.syncs.Load())/float64(b.N), "fsyncs/run")
+		})
+	}
+}
+
+// BenchmarkRecordStreamRedacted records a stream of 64 KiB, prose and code
+// with a secret every 8 KiB, through a Writer that redacts with a
+// sanitize.Redactor, then the event that ends it: as a model's deltas of
+// 16 bytes, and as a tool's partial output in chunks of 4 KiB. Per op is
+// the whole stream.
+func BenchmarkRecordStreamRedacted(b *testing.B) {
+	var r sanitize.Redactor
+	unit := "The handler checks the path, then reads the body; if n < 2 it returns early.\n" +
+		"\tif err := s.store.Put(ctx, key, value); err != nil { return fmt.Errorf(\"put %q: %w\", key, err) }\n"
+	var text strings.Builder
+	for text.Len() < 64<<10 {
+		for text.Len()%(8<<10) < (8<<10)-len(unit) && text.Len() < 64<<10 {
+			text.WriteString(unit)
+		}
+		text.WriteString("export GITHUB_TOKEN=ghp_" + strings.Repeat("a1B2c3", 6) + "\n")
+	}
+	stream := text.String()
+	for _, c := range []struct {
+		name  string
+		size  int
+		piece func(string) toolloop.Event
+		end   toolloop.Event
+	}{
+		{"deltas-16B", 16, func(s string) toolloop.Event {
+			return toolloop.Event{Type: toolloop.EventModelDelta, RunID: "run_1", Turn: 1, Text: s}
+		}, toolloop.Event{Type: toolloop.EventModelResponse, RunID: "run_1", Turn: 1, Response: &toolloop.Response{}}},
+		{"output-4KiB", 4 << 10, func(s string) toolloop.Event {
+			return toolloop.Event{Type: toolloop.EventPartialResult, RunID: "run_1", CallID: "call_1", Text: s}
+		}, completion("call_1", "sh")},
+	} {
+		var pieces []toolloop.Event
+		for rest := stream; rest != ""; {
+			n := min(len(rest), c.size)
+			pieces = append(pieces, c.piece(rest[:n]))
+			rest = rest[n:]
+		}
+		c.end.RunID = "run_1"
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			b.ReportAllocs()
+			for b.Loop() {
+				w := eventlog.NewWriter(io.Discard, eventlog.Options{NoSync: true, Redact: r.RedactEvent})
+				for _, p := range pieces {
+					w.Record(p)
+				}
+				w.Record(c.end)
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pieces)), "ns/piece")
 		})
 	}
 }

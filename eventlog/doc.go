@@ -7,7 +7,10 @@
 // survive the process being killed, and synced to stable storage as
 // [Options] say. Transient events (a call starting, progress, partial
 // output, model deltas) wait in a buffer for the next durable event, or are
-// left out with Options.DropTransient.
+// left out with Options.DropTransient. With Options.Redact set, no secret
+// reaches the file, not even one that a stream of deltas or partial output
+// cuts in two: the Writer holds back the tail of each stream until it can
+// redact it whole (see Options.Redact).
 //
 //	w, err := eventlog.Open("agent.jsonl", eventlog.Options{})
 //	if err != nil { ... }

@@ -55,6 +55,17 @@ type Options struct {
 	// that no secret reaches the file: set it to a sanitize.Redactor's
 	// RedactEvent. It must not change the event it is given (RedactEvent
 	// copies what it changes), and must be safe for concurrent use.
+	//
+	// Streamed text, which a secret can be cut across (model.delta,
+	// model.reasoning_delta and tool.execution_partial_result events), is
+	// held back so that Redact sees each secret whole: once a stream holds
+	// 20 KiB, its text is written but its last 4 KiB and any secret not
+	// yet whole, and the rest when the stream ends (the model's response,
+	// the call's completion, the run's end), on Sync or on Close. The
+	// events written carry the stream's text joined and cut at other
+	// places than its pieces; each stream holds at most 64 KiB, and all
+	// together 1 MiB. Redact is also called on text alone, in events that
+	// hold only a type and Text.
 	Redact func(toolloop.Event) toolloop.Event
 }
 
@@ -82,6 +93,10 @@ type Writer struct {
 	under io.Writer
 	file  *os.File // set when the Writer owns the file
 	size  int      // the buffer size
+
+	// streams holds back the tails of streamed text while Options.Redact
+	// is set (see stream.go). Its lock is taken before mu, never after.
+	streams streams
 
 	mu   sync.Mutex
 	cond sync.Cond // on mu: an I/O batch ended
@@ -119,7 +134,7 @@ func NewWriter(w io.Writer, opts Options) *Writer {
 	if size <= 0 {
 		size = DefaultBufferSize
 	}
-	lw := &Writer{opts: opts, under: w, size: size, pend: make([]byte, 0, min(size, 4<<10)), lastSync: time.Now()}
+	lw := &Writer{opts: opts, under: w, size: size, pend: make([]byte, 0, min(size, 4<<10)), lastSync: time.Now(), streams: newStreams()}
 	lw.cond.L = &lw.mu
 	_, lw.overlap = w.(*os.File)
 	return lw
@@ -233,8 +248,21 @@ func (w *Writer) Record(e toolloop.Event) {
 		return
 	}
 	if w.opts.Redact != nil {
+		if streamed(e.Type) {
+			w.piece(e) // see stream.go
+			return
+		}
+		if durable {
+			w.endStreams(&e)
+		}
 		e = w.opts.Redact(e)
 	}
+	w.append(e, durable)
+}
+
+// append encodes e and appends it to the log: through at once if
+// durable, else to the buffer.
+func (w *Writer) append(e toolloop.Event, durable bool) {
 	eb := getEncoder()
 	defer putEncoder(eb)
 	err := eb.enc.Encode(e)
@@ -286,7 +314,8 @@ func putEncoder(eb *encoder) {
 }
 
 // Flush writes buffered transient events through to the underlying writer,
-// without syncing.
+// without syncing. The text that streams hold back while Options.Redact is
+// set stays held.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -299,8 +328,11 @@ func (w *Writer) Flush() error {
 
 // Sync writes buffered events through and syncs the underlying writer to
 // stable storage, whatever the options say. It does nothing if nothing was
-// appended since the last sync.
+// appended since the last sync. With Options.Redact set, it first writes
+// the text that streams hold back (see Options.Redact), so that a secret
+// cut in two by this Sync can be written in clear.
 func (w *Writer) Sync() error {
+	w.flushStreams(false)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -322,6 +354,7 @@ func (w *Writer) Err() error {
 // Writer met. Calling Close again returns the same result and does nothing
 // else.
 func (w *Writer) Close() error {
+	w.flushStreams(true)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {

@@ -194,7 +194,8 @@ func atBack(n int) func(s string, hit int) int {
 }
 
 // atDigits anchors a match at the digits before the keyword: a Telegram
-// bot's ID before :AA.
+// bot's ID before :AA, which starts a word or follows the "bot" of the
+// Bot API's URLs (api.telegram.org/bot123456789:AA.../sendMessage).
 func atDigits(s string, hit int) int {
 	i := hit
 	for i > 0 && hit-i < 10 && '0' <= s[i-1] && s[i-1] <= '9' {
@@ -202,6 +203,9 @@ func atDigits(s string, hit int) int {
 	}
 	if i == hit {
 		return -1
+	}
+	if i >= 3 && s[i-3:i] == "bot" && !wordBefore(s, i-3) {
+		return i
 	}
 	return atWord(s, i)
 }
@@ -220,4 +224,33 @@ func atDSN(s string, hit int) int {
 		j--
 	}
 	return j
+}
+
+// atConfigureSet anchors a match at the "configure" of an aws configure
+// set command whose setting is before+the keyword+after
+// (aws_secret_access_key, aws_session_token), on the keyword's line.
+func atConfigureSet(before, after string) func(s string, hit int) int {
+	return func(s string, hit int) int {
+		if hit < len(before) || len(s)-hit < len(after) ||
+			!strings.EqualFold(s[hit-len(before):hit], before) || !strings.EqualFold(s[hit:hit+len(after)], after) {
+			return -1
+		}
+		line := s[lineStart(s, hit, 256):hit]
+		i := strings.LastIndex(line, "configure")
+		if i < 0 {
+			return -1
+		}
+		return atWord(s, hit-len(line)+i)
+	}
+}
+
+// atPhrase anchors a match at its keyword if the phrase, in any case,
+// starts there.
+func atPhrase(phrase string) func(s string, hit int) int {
+	return func(s string, hit int) int {
+		if len(s)-hit < len(phrase) || !strings.EqualFold(s[hit:hit+len(phrase)], phrase) {
+			return -1
+		}
+		return atWord(s, hit)
+	}
 }

@@ -137,7 +137,7 @@ var defaultRules = compile([]Rule{
 	// sentry-user-token, sentry-org-token
 	prefixed("sentry_token", `sntry[us]_[A-Za-z0-9_+/=]{40,}`, "sntryu_", "sntrys_"),
 	// telegram-bot-api-token: the keyword is inside the token.
-	back(prefixed("telegram_token", `[0-9]{8,10}:AA[0-9A-Za-z_-]{33}`, ":AA"), atDigits),
+	back(prefixed("telegram_token", `[0-9]{8,10}:AA[0-9A-Za-z_-]{32,}`, ":AA"), atDigits),
 	// square-access-token
 	prefixed("square_token", `(?:sq0(?:atp|csp)-[0-9A-Za-z_-]{22,}|EAAA[0-9A-Za-z_-]{60,})`, "sq0atp-", "sq0csp-", "EAAA"),
 	// dynatrace-api-token
@@ -181,6 +181,17 @@ var defaultRules = compile([]Rule{
 	// AWS secret keys, by the name they are given.
 	{Kind: "aws_secret_key", Keywords: []string{"secret"}, Group: 1, near: true, anchor: atAnyName,
 		Pattern: regexp.MustCompile(`(?i)[\w.-]*?(?:aws[_.-]?secret[_.-]?(?:access[_.-]?)?key|secret[_.-]?access[_.-]?key)` + assign + `\\?["'\x60]?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`)},
+	// aws configure set [default.]aws_secret_access_key VALUE (and
+	// aws_session_token), and the prompt of aws configure: AWS Secret
+	// Access Key [None]: VALUE. Their keywords are the words the other
+	// rules look for already, so that text without them costs nothing
+	// more; the anchors tell these apart at once.
+	{Kind: "aws_secret_key", Keywords: []string{"secret"}, Group: 1, near: true, anchor: atConfigureSet("aws_", "secret_access_key"),
+		Pattern: regexp.MustCompile(`configure[ \t]+set[ \t]+(?:--profile(?:[ \t]+|=)[^\s\\]+[ \t]+)?(?:[\w-]+\.)?aws_secret_access_key[ \t]+\\?["']?([A-Za-z0-9/+=]{16,})`)},
+	{Kind: "aws_session_token", Keywords: []string{"token"}, Group: 1, near: true, anchor: atConfigureSet("aws_session_", "token"),
+		Pattern: regexp.MustCompile(`configure[ \t]+set[ \t]+(?:--profile(?:[ \t]+|=)[^\s\\]+[ \t]+)?(?:[\w-]+\.)?aws_session_token[ \t]+\\?["']?([A-Za-z0-9/+=]{16,})`)},
+	{Kind: "aws_secret_key", Keywords: []string{"secret"}, Group: 1, near: true, anchor: atPhrase("secret access key"),
+		Pattern: regexp.MustCompile(`(?i)secret access key[ \t]*(?:\[[^\]\r\n]{0,64}\])?[ \t]*:[ \t]*([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)`)},
 	// heroku-api-key: a UUID, by the name it is given.
 	{Kind: "heroku_key", Keywords: []string{"heroku"}, Group: 1, near: true, anchor: atAnyName,
 		Pattern: regexp.MustCompile(`(?i)[\w.-]*?heroku[\w.-]{0,20}` + assign + `\\?["'\x60]?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})`)},
@@ -209,6 +220,14 @@ var defaultRules = compile([]Rule{
 		Pattern: regexp.MustCompile(`mysql(?:dump|admin|sh)?\b[^\r\n]*?[ \t]-p([^\s"'-][^\s"']*)`)},
 	{Kind: "credential", Keywords: []string{"sshpass"}, Group: 1, near: true, anchor: atWord, valid: notPlaceholder,
 		Pattern: regexp.MustCompile(`sshpass[ \t]+-p[ \t]*["']?([^\s"']+)`)},
+	// docker login -p PASSWORD, --password PASSWORD or --password=...
+	// (podman's login takes the same flags); --password-stdin is no
+	// password.
+	{Kind: "credential", Keywords: []string{"docker", "podman"}, Group: 1, near: true, anchor: atWord, needs: "login", valid: notPlaceholder,
+		Pattern: regexp.MustCompile(`(?:docker|podman)(?:\.exe)?[ \t]+login\b[^\r\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)\\?["']?([^\s"'\\]+)`)},
+	// A .pgpass line, hostname:port:database:username:password: see
+	// matchPgpass.
+	{Kind: "credential", Keywords: []string{":*", ":0", ":1", ":2", ":3", ":4", ":5", ":6", ":7", ":8", ":9"}, exact: true, pre: pgpassFields, match: matchPgpass},
 	// .netrc: machine host login user password secret, on one line or
 	// several.
 	{Kind: "credential", Keywords: []string{"machine"}, Group: 1, anchor: atWord, valid: notPlaceholder,

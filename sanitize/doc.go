@@ -13,8 +13,9 @@
 // "ignore previous instructions" is read as what it is. The delimiters
 // carry a random suffix the output cannot guess, and anything inside the
 // output that a model could read as a delimiter, however it is disguised
-// (escapes, look-alike letters and brackets, invisible characters, Unicode
-// spaces and dashes), is neutralized first, so the output cannot end the
+// (escapes, look-alike letters and brackets from the Unicode confusables,
+// NFKD and the Unicode names, invisible characters, Unicode spaces and
+// dashes), is neutralized first, so the output cannot end the
 // envelope early. Resource URIs and MIME types are neutralized too.
 //
 // [Redactor] replaces secrets with [REDACTED:<kind>]: the token formats of
@@ -29,7 +30,9 @@
 //   - [Redactor.RedactEvent] redacts every field of an event that can
 //     hold text (the prompt, the model's response and its tool calls,
 //     arguments, results, progress, errors) on its way to an event log or
-//     telemetry;
+//     telemetry (an eventlog.Writer that redacts with it holds back the
+//     tail of each stream of deltas, so that a secret the stream cuts in
+//     two is redacted whole);
 //   - [Redactor.LogHandler] redacts the records of a log/slog logger.
 //
 // Redaction is one pass over the text to find the rules' keywords, and

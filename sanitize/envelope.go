@@ -39,9 +39,11 @@ const DefaultTag = "untrusted-data"
 //   - zero-width characters, bidi controls, combining marks and variation
 //     selectors are read past;
 //   - Unicode spaces and dashes read as a space and a hyphen;
-//   - full-width, mathematical, accented, Cyrillic, Greek and other
-//     look-alikes (NFKD and the Unicode confusables) read as the letters,
-//     "<" and "/" they look like;
+//   - full-width, mathematical, accented, small capital, Cyrillic, Greek
+//     and other look-alikes (by NFKD, the Unicode confusables and the
+//     Unicode names: see foldgen.go) read as the letters, "<" and "/" they
+//     look like, and a letter such a look-alike can be read as more than
+//     one of (ſ: s or f; Ｉ: i or l) as either;
 //   - case does not matter, and any run of spaces, "-", "_" or "." may
 //     stand between the letters.
 //

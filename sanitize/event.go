@@ -33,9 +33,12 @@ import (
 // an event without secrets comes back with its own slices and pointers.
 // The counts of what it replaced are not recorded.
 //
-// Model deltas and partial output arrive in pieces; a secret cut in two by
-// the stream is found in the model.response or tool.execution_complete
-// event that holds it whole, not in the pieces.
+// Model deltas and partial output arrive in pieces, and a secret the
+// stream cuts in two is in none of them whole: RedactEvent finds it in the
+// model.response or tool.execution_complete event that holds it whole,
+// not in the pieces. An eventlog.Writer with Options.Redact set holds back
+// the tail of each stream so that it redacts the pieces it writes whole;
+// a sink of its own that records pieces must do the same.
 func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 	var discard map[string]int
 	w := walker{r: r, counts: &discard}

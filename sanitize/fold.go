@@ -19,9 +19,10 @@ import (
 //
 // A delimiter, after folding, is a "<", then any run of spaces, "/" and
 // "\", then the letters and digits of the tag's name, each pair of them
-// with any run of spaces, "-", "_" and "." between. What follows the name
-// does not matter, so "</untrusted-data-x7k>" and "<untrusted-data
-// source=..." both count.
+// with any run of spaces, "-", "_" and "." between. A letter that some
+// rune reads as either of a pair (foldAlike: ſ is s or f, Ｉ is i or l)
+// matches the other. What follows the name does not matter, so
+// "</untrusted-data-x7k>" and "<untrusted-data source=..." both count.
 
 // foldRun folds the runes lo..hi: each to to, or, if inc, each to the
 // ASCII letter or digit to[0]+(r-lo).
@@ -91,6 +92,29 @@ var openers, stop = func() ([]rune, [256]bool) {
 	}
 	return rs, stop
 }()
+
+// letterSet is a set of ASCII bytes.
+type letterSet [2]uint64
+
+func (s *letterSet) has(c byte) bool { return c < utf8.RuneSelf && s[c>>6]&(1<<(c&63)) != 0 }
+
+func (s *letterSet) add(c byte) { s[c>>6] |= 1 << (c & 63) }
+
+// reads returns the folded characters that read as the tag's letter or
+// digit t: t, and the other of each pair of foldAlike it is in.
+func reads(t byte) letterSet {
+	var set letterSet
+	set.add(t)
+	for _, pair := range foldAlike {
+		switch t {
+		case pair[0]:
+			set.add(pair[1])
+		case pair[1]:
+			set.add(pair[0])
+		}
+	}
+	return set
+}
 
 // tagBase is where the tag characters, invisible copies of ASCII that
 // some models read as the ASCII, begin.
@@ -397,22 +421,23 @@ func percent(s string) (r rune, n int) {
 
 // matcher finds the delimiters of one tag name.
 type matcher struct {
-	// name is the tag's letters and digits, folded.
-	name string
+	// name holds, for each of the tag's letters and digits, folded, the
+	// folded characters that read as it (see reads).
+	name []letterSet
 }
 
 func newMatcher(tag string) matcher {
-	var b strings.Builder
+	var m matcher
 	for i := 0; i < len(tag); {
 		f, n := unit(tag, i)
 		i += n
 		for j := 0; j < len(f); j++ {
 			if c := f[j]; 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
-				b.WriteByte(c)
+				m.name = append(m.name, reads(c))
 			}
 		}
 	}
-	return matcher{name: b.String()}
+	return m
 }
 
 // continues reports whether s[j:], after an opener that ends at j, reads
@@ -426,7 +451,7 @@ func (m *matcher) continues(s string, j int) bool {
 			switch c := f[i]; {
 			case k == 0 && (c == ' ' || c == '/' || c == '\\'):
 			case k > 0 && (c == ' ' || c == '-' || c == '_' || c == '.'):
-			case c == m.name[k]:
+			case m.name[k].has(c):
 				if k++; k == len(m.name) {
 					return true
 				}

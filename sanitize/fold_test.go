@@ -1,6 +1,9 @@
 package sanitize
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -50,6 +53,10 @@ func TestFoldRune(t *testing.T) {
 		{'\u200B', ""}, {'\u200D', ""}, {'\u2060', ""}, {'\uFEFF', ""}, {'\u00AD', ""}, {'\u034F', ""},
 		{'\u202E', ""}, {'\u2067', ""}, {'\u061C', ""}, {'\u180E', ""}, {'\u0338', ""}, {'\uFE0F', ""},
 		{'\U000E0100', ""}, {'\u3164', ""}, {'\U000E0001', ""},
+		// Small capitals, which confusables.txt keeps as prototypes of
+		// their own (issue 35), and letters with hooks and tails.
+		{'\u1D00', "a"}, {'\u1D05', "d"}, {'\u1D07', "e"}, {'\u0274', "n"}, {'\u0280', "r"}, {'\u1D1B', "t"},
+		{'\uA730', "f"}, {'\u0262', "g"}, {'\u1D0D', "m"}, {'\u0271', "m"}, {'\u0256', "d"}, {'\U0001F150', "a"},
 		{'\uFFFD', other}, {'Ж', other}, {'中', other}, {'\U0001F600', other}, {'\u00E6', "ae"},
 	}
 	for _, tt := range tests {
@@ -104,4 +111,49 @@ func TestOpeners(t *testing.T) {
 	for _, r := range []rune{'>', 'a', '\u203A', '\u0416', '\uFFFD'} {
 		assert.False(t, isOpener(r), "%U", r)
 	}
+}
+
+// foldLetter is a case of testdata/fold/letters.txt, which foldgen.go
+// generates: a rune that NFKC, NFKD, the confusables table or its Unicode
+// name maps to one ASCII letter or digit.
+type foldLetter struct {
+	r      rune
+	letter byte
+	source string
+}
+
+func loadFoldLetters(t testing.TB) []foldLetter {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "fold", "letters.txt"))
+	require.NoError(t, err)
+	var cases []foldLetter
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		require.Len(t, f, 3, "%q", line)
+		v, err := strconv.ParseUint(f[0], 16, 32)
+		require.NoError(t, err, "%q", line)
+		require.Len(t, f[1], 1, "%q", line)
+		cases = append(cases, foldLetter{rune(v), f[1][0], f[2]})
+	}
+	return cases
+}
+
+// TestFoldLetters checks the fold of every rune that NFKC, NFKD, the
+// confusables table or its name maps to one ASCII letter or digit: it
+// folds to that letter, or to one the matcher takes for it (foldAlike).
+func TestFoldLetters(t *testing.T) {
+	cases := loadFoldLetters(t)
+	require.Greater(t, len(cases), 3500)
+	bySource := map[string]int{}
+	for _, c := range cases {
+		bySource[c.source]++
+		f := foldRune(c.r)
+		if set := reads(c.letter); len(f) != 1 || !set.has(f[0]) {
+			t.Errorf("%U %c (%s): folds to %q, not %q", c.r, c.r, c.source, f, c.letter)
+		}
+	}
+	t.Logf("%d cases: %v", len(cases), bySource)
 }

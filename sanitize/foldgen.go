@@ -3,42 +3,72 @@
 // Foldgen writes fold_table.go: for every rune outside ASCII that a model
 // could read as one of the characters a delimiter is made of (the letters
 // and digits of a tag, "<", "/", "\", "-", "_", "." or a space), the ASCII
-// it reads as.
+// it reads as. It also writes testdata/fold/letters.txt, the test cases
+// of TestFoldLetters and TestEnvelopeFoldedLetters: every rune that NFKC,
+// NFKD or the confusables table maps to one ASCII letter or digit, or
+// that its Unicode name says is one.
 //
-// A rune gets an entry when its compatibility decomposition (NFKD, which
-// covers full-width forms, mathematical alphanumerics, ligatures,
-// superscripts and circled letters), minus combining marks, or else its
-// UTS #39 confusable prototype (Cyrillic, Greek, Armenian, Cherokee and
-// other look-alikes), folds wholly to those characters, applied again to
-// what they give. A short curated list adds the look-alikes of "<", "/"
-// and "-" that neither source maps to them (angle brackets and quotation
-// marks, dashes drawn as lines, parenthesized and negative-circled
-// letters). Space, dash punctuation (Pd), tag characters and ignorable
-// runes are folded by rule in fold.go and need no entry.
+// A rune gets an entry when one of these, applied again to what it gives,
+// folds it wholly to those characters:
+//   - its compatibility decomposition (NFKD, which covers full-width
+//     forms, mathematical alphanumerics, ligatures, superscripts and
+//     circled letters), minus combining marks;
+//   - its UTS #39 confusable prototype (Cyrillic, Greek, Armenian,
+//     Cherokee and other look-alikes), from the confusables.txt that
+//     github.com/mtibben/confusables compiles in (Unicode 13.0.0; its
+//     Skeleton gives a rune's prototype);
+//   - its Unicode name (golang.org/x/text/unicode/runenames): a Latin
+//     letter named as the letter X, small, capital, small capital, a
+//     modifier, parenthesized, circled, squared or a regional indicator,
+//     with or without a hook, stroke, tail or other mark ("LATIN LETTER
+//     SMALL CAPITAL D", "LATIN SMALL LETTER D WITH HOOK", "NEGATIVE
+//     SQUARED LATIN CAPITAL LETTER D"), reads as x. Neither source above
+//     maps small capitals (ᴀ ᴅ ᴇ ɴ ʀ) to their letters: confusables.txt
+//     keeps them as prototypes of their own. Turned, reversed and inverted
+//     letters are not read as their letter.
 //
-// It needs golang.org/x/text, which the core module must not require, so
-// run it from a scratch module, with the Unicode security data's
-// confusables.txt:
+// A short curated list adds the look-alikes of "<", "/", "-", "_", "." and
+// " " that none of them maps to those characters (angle brackets and
+// quotation marks, dashes drawn as lines, middle dots), and a few letters
+// that read as another (п and π as n). Space, dash punctuation (Pd), tag
+// characters and ignorable runes are folded by rule in fold.go and need no
+// entry.
 //
-//	mkdir /tmp/foldgen && cd /tmp/foldgen && go mod init foldgen && go get golang.org/x/text
-//	go run $REPO/sanitize/foldgen.go -confusables confusables.txt > $REPO/sanitize/fold_table.go
+// It needs golang.org/x/text and github.com/mtibben/confusables, which the
+// core module must not require, so run it from a scratch module, with the
+// Go release the module builds with (fold.go's rules use its unicode
+// tables, and x/text picks its Unicode version by Go release):
+//
+//	mkdir -p /tmp/foldgen && cd /tmp/foldgen && go mod init foldgen
+//	go get golang.org/x/text@v0.44.0 github.com/mtibben/confusables@v0.0.0-20210201002637-9d1b0723b659
+//	go run $REPO/sanitize/foldgen.go -dir $REPO/sanitize
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/mtibben/confusables"
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/runenames"
 )
 
-// curated are look-alikes that neither NFKD nor confusables.txt folds to a
-// delimiter character.
+// confusablesVersion is the version of the confusables.txt that
+// github.com/mtibben/confusables compiles in (its tables.go says so).
+const confusablesVersion = "13.0.0"
+
+// curated are look-alikes that neither NFKD, confusables.txt nor the
+// names fold to a delimiter character.
 var curated = map[rune]string{
 	// "<": quotation marks, angle brackets, comparison signs.
 	0x00AB: "<", 0x2039: "<", 0x2264: "<", 0x2266: "<", 0x226A: "<", 0x226E: "<", 0x227A: "<",
@@ -61,27 +91,17 @@ var curated = map[rune]string{
 	0x00B7: ".", 0x2027: ".", 0x22C5: ".", 0x2219: ".", 0x30FB: ".", 0xFF65: ".",
 	// "_".
 	0x2017: "_", 0x2581: "_", 0x07FA: "_",
-	// Letters that older confusables data maps to small capitals or to
-	// Greek letters of their own, though they read as these.
-	0x1D1B: "t", 0x03C4: "t", 0x0442: "t", 0xAB72: "t", 0x03C0: "n", 0x043F: "n", 0x1D28: "n",
-	0x03D6: "n", 0x213C: "n", 0x0446: "u",
+	// Letters that read as another, which confusables.txt maps to a
+	// Greek small capital of their own: pi and pe as n, tse as u.
+	0x03C0: "n", 0x043F: "n", 0x1D28: "n", 0x03D6: "n", 0x213C: "n", 0x0446: "u",
 	// Blank-looking symbols read as a space.
 	0x2800: " ",
 }
 
-// letterRuns are alphabets of 26 letters, a to z, that neither source
-// maps: parenthesized, negative circled, negative squared and regional
-// indicator letters.
-var letterRuns = []rune{0x249C, 0x1F150, 0x1F170, 0x1F1E6}
-
 func main() {
-	path := flag.String("confusables", "confusables.txt", "the UTS #39 confusables.txt")
+	dir := flag.String("dir", ".", "the sanitize package's directory: fold_table.go and testdata/fold/letters.txt are written there")
 	flag.Parse()
-	conf, version, err := readConfusables(*path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	g := gen{conf: conf}
+	g := gen{}
 	type entry struct {
 		r  rune
 		to string
@@ -125,26 +145,176 @@ func main() {
 		}
 		runs = append(runs, run{e.r, e.r, e.to, false})
 	}
-	w := bufio.NewWriter(os.Stdout)
-	fmt.Fprintf(w, "// Code generated by foldgen.go from NFKD (Unicode %s) and confusables.txt (%s); DO NOT EDIT.\n\n", norm.Version, version)
-	fmt.Fprintf(w, "package sanitize\n\n")
-	fmt.Fprintf(w, "// foldTable folds %d runes in %d runs, sorted by lo.\n", len(entries), len(runs))
-	fmt.Fprintf(w, "var foldTable = [...]foldRun{\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "// Code generated by foldgen.go from NFKD (Unicode %s), confusables.txt (version %s) and the Unicode names (%s); DO NOT EDIT.\n",
+		norm.Version, confusablesVersion, runenames.UnicodeVersion)
+	fmt.Fprintf(&b, "//\n// It was made with %s, outside this module's build: foldgen.go's doc says how.\n\n", modules())
+	fmt.Fprintf(&b, "package sanitize\n\n")
+	fmt.Fprintf(&b, "// foldTable folds %d runes in %d runs, sorted by lo.\n", len(entries), len(runs))
+	fmt.Fprintf(&b, "var foldTable = [...]foldRun{\n")
 	for i, r := range runs {
 		if i%4 == 0 {
-			w.WriteString("\t")
+			b.WriteString("\t")
 		}
-		fmt.Fprintf(w, "{0x%04X, 0x%04X, %s, %v},", r.lo, r.hi, strconv.Quote(r.to), r.inc)
+		fmt.Fprintf(&b, "{0x%04X, 0x%04X, %s, %v},", r.lo, r.hi, strconv.Quote(r.to), r.inc)
 		if i%4 == 3 || i == len(runs)-1 {
-			w.WriteString("\n")
+			b.WriteString("\n")
 		} else {
-			w.WriteString(" ")
+			b.WriteString(" ")
 		}
 	}
-	fmt.Fprintf(w, "}\n")
-	if err := w.Flush(); err != nil {
+	fmt.Fprintf(&b, "}\n\n")
+	alike := g.alike()
+	fmt.Fprintf(&b, "// foldAlike are the pairs of ASCII letters and digits that one rune reads\n")
+	fmt.Fprintf(&b, "// as either of, by its sources: the matcher takes each of a pair for the other.\n")
+	fmt.Fprintf(&b, "var foldAlike = [...]string{")
+	for i, a := range alike {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(a))
+	}
+	fmt.Fprintf(&b, "}\n")
+	write(filepath.Join(*dir, "fold_table.go"), b.String())
+	write(filepath.Join(*dir, "testdata", "fold", "letters.txt"), g.cases())
+	log.Printf("fold_table.go: %d runes in %d runs", len(entries), len(runs))
+}
+
+// modules names the Go release and the modules the generator was built
+// with.
+func modules() string {
+	out := runtime.Version()
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "golang.org/x/text" || m.Path == "github.com/mtibben/confusables" {
+				out += ", " + m.Path + " " + m.Version
+			}
+		}
+	}
+	return out
+}
+
+func write(path, text string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		log.Fatal(err)
 	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// cases returns testdata/fold/letters.txt: one line per rune that a source
+// maps, by itself and in one step, to one ASCII letter or digit.
+func (g *gen) cases() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `# Generated by foldgen.go (with %s); DO NOT EDIT.
+# The test cases of TestFoldLetters and TestEnvelopeFoldedLetters: every
+# rune outside ASCII that one of these maps, by itself, to one ASCII letter
+# or digit, the letter, and which:
+#   nfkc         its NFKC form (Unicode %s) is the letter;
+#   nfkd         its NFKD form less combining marks is, and its NFKC form is not;
+#   confusables  its UTS #39 prototype (confusables.txt %s) is the letter;
+#   name         its Unicode name (%s) says it is the letter (see foldgen.go).
+# A rune two sources map to different letters is listed under each.
+`, modules(), norm.Version, confusablesVersion, runenames.UnicodeVersion)
+	n := 0
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if !utf8Valid(r) || byRule(r) != "" {
+			continue // folded by rule, to nothing or a space
+		}
+		s := string(r)
+		var lines []string
+		add := func(to, source string) {
+			if c, ok := oneAlnum(to); ok {
+				lines = append(lines, fmt.Sprintf("%04X %c %s\n", r, c, source))
+			}
+		}
+		if k := norm.NFKC.String(s); k != s {
+			add(k, "nfkc")
+			if _, ok := oneAlnum(k); !ok {
+				add(stripMarks(norm.NFKD.String(s)), "nfkd")
+			}
+		} else if d := norm.NFKD.String(s); d != s {
+			add(stripMarks(d), "nfkd")
+		}
+		if p, ok := g.prototype(r); ok {
+			add(string(p), "confusables")
+		}
+		if c, ok := nameLetter(r); ok {
+			add(string(c), "name")
+		}
+		for _, l := range slices.Compact(lines) {
+			b.WriteString(l)
+			n++
+		}
+	}
+	log.Printf("letters.txt: %d cases", n)
+	return b.String()
+}
+
+// readings returns the ASCII letters and digits that r reads as by
+// itself, in one step: itself (for ASCII), its NFKC and NFKD forms, its
+// prototype and its name.
+func (g *gen) readings(r rune) []byte {
+	var out []byte
+	add := func(s string) {
+		if c, ok := oneAlnum(s); ok && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	s := string(r)
+	if r < 0x80 {
+		add(s)
+	}
+	add(norm.NFKC.String(s))
+	add(stripMarks(norm.NFKD.String(s)))
+	if p, ok := g.prototype(r); ok {
+		add(string(p))
+	}
+	if c, ok := nameLetter(r); ok {
+		add(string(c))
+	}
+	return out
+}
+
+// alike returns the pairs of ASCII letters and digits that some rune
+// reads as both of: ſ as s and f, ℐ as i and l, and by confusables.txt I
+// as l and 0 as O. They are pairs, not classes: ʋ reads as u or v, and ᶌ
+// as v or y, but nothing as u or y.
+func (g *gen) alike() []string {
+	var out []string
+	for r := rune(0x21); r <= unicode.MaxRune; r++ {
+		if !utf8Valid(r) {
+			continue
+		}
+		rs := g.readings(r)
+		for i, a := range rs {
+			for _, b := range rs[i+1:] {
+				out = append(out, string([]byte{min(a, b), max(a, b)}))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// oneAlnum returns the ASCII letter (lower case) or digit s is, if it is
+// one.
+func oneAlnum(s string) (byte, bool) {
+	if len(s) != 1 {
+		return 0, false
+	}
+	c := byte(unicode.ToLower(rune(s[0])))
+	return c, isAlnum(c)
+}
+
+func stripMarks(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Mn, r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 func utf8Valid(r rune) bool { return r < 0xD800 || r > 0xDFFF }
@@ -152,6 +322,15 @@ func utf8Valid(r rune) bool { return r < 0xD800 || r > 0xDFFF }
 // sameClass reports whether a and b are both letters or both digits.
 func sameClass(a, b byte) bool {
 	return 'a' <= a && a <= 'z' && 'a' <= b && b <= 'z' || '0' <= a && a <= '9' && '0' <= b && b <= '9'
+}
+
+func allAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func isAlnum(b byte) bool { return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' }
@@ -171,10 +350,47 @@ func byRule(r rune) string {
 	return ""
 }
 
-type gen struct{ conf map[rune][]rune }
+// letterName matches the Unicode name of a letter that reads as the Latin
+// letter it names: its group 1. A name with a word before the letter
+// other than those (TURNED, REVERSED, INVERTED, BARRED, OPEN, ...) does
+// not match, nor does one whose letter is a word (ETH, EZH, OU), nor
+// (see nameLetter) a digraph (D WITH SMALL LETTER Z).
+var letterName = regexp.MustCompile(`^(?:(?:PARENTHESIZED|CIRCLED|NEGATIVE CIRCLED|SQUARED|NEGATIVE SQUARED|FULLWIDTH) )?` +
+	`(?:LATIN|MODIFIER|REGIONAL INDICATOR SYMBOL) ` +
+	`(?:(?:SMALL |CAPITAL |SUBSCRIPT SMALL )?LETTER (?:SMALL CAPITAL |SMALL )?|(?:SMALL |CAPITAL )?CAPITAL LETTER SMALL CAPITAL |SMALL CAPITAL LETTER )` +
+	`([A-Z])( WITH [A-Z -]+)?$`)
+
+// nameLetter returns the ASCII letter r's name says it is, if it is a
+// letter or a symbol (a circled letter, say).
+func nameLetter(r rune) (byte, bool) {
+	if !unicode.In(r, unicode.L, unicode.So) {
+		return 0, false
+	}
+	m := letterName.FindStringSubmatch(runenames.Name(r))
+	if m == nil || strings.Contains(m[2], "LETTER") { // ǅ: D WITH SMALL LETTER Z WITH CARON
+		return 0, false
+	}
+	return m[1][0] + 'a' - 'A', true
+}
+
+type gen struct{}
+
+// prototype returns r's UTS #39 prototype, if it has one other than
+// itself.
+func (g *gen) prototype(r rune) ([]rune, bool) {
+	s := string(r)
+	p := confusables.Skeleton(s)
+	if p == norm.NFD.String(s) {
+		return nil, false
+	}
+	return []rune(p), true
+}
 
 // fold returns the delimiter characters r reads as, if it reads as
-// nothing else.
+// nothing else: by the curated list or fold.go's rules if they say, or
+// else by NFKD, its prototype, its name or its lower case, the first of
+// them that gives anything, unless that is letters and a later one gives
+// one letter (ǆ reads as "dz", ɱ as "m" rather than its prototype "rn").
 func (g *gen) fold(r rune, depth int) (string, bool) {
 	if depth > 5 {
 		return "", false
@@ -189,11 +405,6 @@ func (g *gen) fold(r rune, depth int) (string, bool) {
 	if s, ok := curated[r]; ok {
 		return s, true
 	}
-	for _, base := range letterRuns {
-		if r >= base && r < base+26 {
-			return string('a' + (r - base)), true
-		}
-	}
 	switch byRule(r) {
 	case " ":
 		return " ", true
@@ -205,20 +416,41 @@ func (g *gen) fold(r rune, depth int) (string, bool) {
 	if unicode.Is(unicode.Pd, r) {
 		return "-", true
 	}
+	var found []string
 	if d := []rune(norm.NFKD.String(string(r))); len(d) != 1 || d[0] != r {
 		if s, ok := g.foldAll(d, depth); ok && s != "" {
-			return s, true
+			found = append(found, s)
 		}
 	}
-	if t, ok := g.conf[r]; ok {
+	if t, ok := g.prototype(r); ok {
 		if s, ok := g.foldAll(t, depth); ok && s != "" {
-			return s, true
+			found = append(found, s)
 		}
+	}
+	if c, ok := nameLetter(r); ok {
+		found = append(found, string(c))
 	}
 	if l := unicode.ToLower(r); l != r {
-		return g.fold(l, depth+1)
+		if s, ok := g.fold(l, depth+1); ok && s != "" {
+			found = append(found, s)
+		}
 	}
-	return "", false
+	if len(found) == 0 {
+		return "", false
+	}
+	// A source that maps r to one ASCII letter or digit itself wins: Ϲ
+	// is "c" by its prototype, not "o" by way of its NFKD form Σ and σ.
+	for _, c := range g.readings(r) {
+		return string(c), true
+	}
+	if len(found[0]) > 1 && allAlnum(found[0]) {
+		for _, s := range found[1:] {
+			if _, ok := oneAlnum(s); ok {
+				return s, true
+			}
+		}
+	}
+	return found[0], true
 }
 
 func (g *gen) foldAll(rs []rune, depth int) (string, bool) {
@@ -231,49 +463,4 @@ func (g *gen) foldAll(rs []rune, depth int) (string, bool) {
 		b.WriteString(s)
 	}
 	return b.String(), true
-}
-
-// readConfusables reads the source and prototype of each line of
-// confusables.txt, "0441 ;\t0063 ;\tMA\t# ...", and its "# Version:".
-func readConfusables(path string) (m map[rune][]rune, version string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	m = make(map[rune][]rune)
-	version = "version unknown"
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "# Version:"); ok {
-			version = "version " + strings.TrimSpace(v)
-		}
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		fields := strings.Split(line, ";")
-		if len(fields) < 2 {
-			continue
-		}
-		src, err := parseRunes(fields[0])
-		if err != nil || len(src) != 1 {
-			continue
-		}
-		dst, err := parseRunes(fields[1])
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %q: %w", path, sc.Text(), err)
-		}
-		m[src[0]] = dst
-	}
-	return m, version, sc.Err()
-}
-
-func parseRunes(s string) ([]rune, error) {
-	var rs []rune
-	for _, h := range strings.Fields(s) {
-		v, err := strconv.ParseUint(strings.TrimPrefix(h, "\ufeff"), 16, 32)
-		if err != nil {
-			return nil, err
-		}
-		rs = append(rs, rune(v))
-	}
-	return rs, nil
 }

@@ -144,7 +144,24 @@ func (r *Redactor) redactText(s string, counts *map[string]int) string {
 	}
 	var found []cand
 	hasMarker := strings.Contains(s, marker)
+	// add takes a secret rule ri found; made once, since a closure made
+	// at each try would cost an allocation per keyword.
+	var ri int
+	add := func(start, end, ctx int) {
+		secret := s[start:end]
+		// A secret, or the name it is assigned to, inside a
+		// [REDACTED:kind] is no secret: redacting twice changes
+		// nothing.
+		if secret == "" || hasMarker && inMarker(s, min(ctx, start), end) {
+			return
+		}
+		if v := rules[ri].valid; v != nil && !v(s[ctx:start], secret) {
+			return
+		}
+		found = accept(found, cand{start, end, ri})
+	}
 	for i := range rules {
+		ri = i
 		var in []span
 		switch {
 		case slices.Contains(ix.always, i):
@@ -158,19 +175,7 @@ func (r *Redactor) redactText(s string, counts *map[string]int) string {
 			if sp.start < skip {
 				continue
 			}
-			skip = rules[i].find(s, sp, &st, func(start, end, ctx int) {
-				secret := s[start:end]
-				// A secret, or the name it is assigned to, inside a
-				// [REDACTED:kind] is no secret: redacting twice changes
-				// nothing.
-				if secret == "" || hasMarker && inMarker(s, min(ctx, start), end) {
-					return
-				}
-				if v := rules[i].valid; v != nil && !v(s[ctx:start], secret) {
-					return
-				}
-				found = accept(found, cand{start, end, i})
-			})
+			skip = rules[i].find(s, sp, &st, add)
 		}
 	}
 	if len(found) == 0 {

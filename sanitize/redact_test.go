@@ -29,7 +29,8 @@ var (
 		"eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0" + "." + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	fakePEM = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2Adx1rBDaNdg4\n" +
 		"kS8YAJ4FBHhwMzBfxOq5rdDS1Bs0ORuO3HTXOPE3JsKPNZQUcAUh7X9BFpBwYi\n-----END RSA " + "PRIVATE KEY-----"
-	fakeBearer = "mF_9.B5f-4.1JqM" + "Zx8Lq2Wd"
+	fakeBearer   = "mF_9.B5f-4.1JqM" + "Zx8Lq2Wd"
+	fakeTelegram = "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 )
 
 func TestRedact(t *testing.T) {
@@ -68,7 +69,26 @@ func TestRedact(t *testing.T) {
 		{name: "several kinds", in: fakeAWS + " " + fakeGitHub + " " + fakeAWS,
 			want: "[REDACTED:aws_access_key] [REDACTED:github_token] [REDACTED:aws_access_key]", kinds: map[string]int{"aws_access_key": 2, "github_token": 1}},
 
+		// The four formats issue 35 found missed.
+		{name: "aws configure set", in: "aws configure set aws_secret_access_key " + fakeAWSSecret + " --profile ci",
+			want: "aws configure set aws_secret_access_key [REDACTED:aws_secret_key] --profile ci", kinds: map[string]int{"aws_secret_key": 1}},
+		{name: "aws configure prompt", in: "AWS Secret Access Key [None]: " + fakeAWSSecret + "\n",
+			want: "AWS Secret Access Key [None]: [REDACTED:aws_secret_key]\n", kinds: map[string]int{"aws_secret_key": 1}},
+		{name: "telegram bot url", in: "GET https://api.telegram.org/bot" + fakeTelegram + "/sendMessage?chat_id=1",
+			want: "GET https://api.telegram.org/bot[REDACTED:telegram_token]/sendMessage?chat_id=1", kinds: map[string]int{"telegram_token": 1}},
+		{name: "pgpass", in: "db.internal:5432:app:app_user:Xk9#mQ2vL7pR\n*:*:*:postgres:s3cr3t-Pa55\n",
+			want: "db.internal:5432:app:app_user:[REDACTED:credential]\n*:*:*:postgres:[REDACTED:credential]\n", kinds: map[string]int{"credential": 2}},
+		{name: "pgpass by echo", in: `echo "localhost:5432:db:me:Xk9mQ2vL7pRt" >> ~/.pgpass`,
+			want: `echo "localhost:5432:db:me:[REDACTED:credential]" >> ~/.pgpass`, kinds: map[string]int{"credential": 1}},
+		{name: "docker login -p", in: "docker login -u ci -p Xk9mQ2vL7pRt registry.example.com",
+			want: "docker login -u ci -p [REDACTED:credential] registry.example.com", kinds: map[string]int{"credential": 1}},
+		{name: "docker login --password", in: "docker login --password Xk9mQ2vL7pRt -u ci\ndocker login --password=Xk9mQ2vL7pRt",
+			want: "docker login --password [REDACTED:credential] -u ci\ndocker login --password=[REDACTED:credential]", kinds: map[string]int{"credential": 2}},
+
 		// Negatives: ordinary text stays as it is.
+		{name: "near misses of the four", in: "aws configure set region eu-west-1\ndocker login -u ci --password-stdin\ndocker login -p $REGISTRY_PASSWORD\n" +
+			"12:30:45:123:x:y\nmain.go:42:13: undefined: x\nfe80::1:2:3:4 and 2001:db8:85a3:0:0:8a2e:370:7334\nroot:x:0:0:root:/root:/bin/bash\n" +
+			"ports 0.0.0.0:8080:80/tcp\nhttps://api.telegram.org/bot<token>/getMe\nlocalhost:5432:*:*:*\n"},
 		{name: "prose", in: "The risk-assessment-and-mitigation-plan covers basic understanding of bearer bonds."},
 		{name: "hex hashes", in: "commit da39a3ee5e6b4b0d3255bfef95601890afd80709\nsha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
 		{name: "uuid and base64", in: "id 123e4567-e89b-12d3-a456-426614174000 data aGVsbG8gd29ybGQgaGVsbG8gd29ybGQgaGVsbG8=="},

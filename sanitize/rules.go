@@ -49,6 +49,10 @@ type Rule struct {
 	// needs, if set, must appear in an anchored match's window for the
 	// pattern to be tried there: a cheap test before a costly one.
 	needs string
+	// pre, if set, is a cheap test of each keyword found, before the rule
+	// is tried there at all: for keywords so common (a colon and a digit)
+	// that trying the rule at each would cost more than the test.
+	pre func(s string, hit int) bool
 	// match, if set, finds the rule's secrets at the keyword at hit in
 	// code, in place of Pattern, and returns the index before which later
 	// keywords need no try (see Rule.find).
@@ -62,7 +66,9 @@ type Rule struct {
 // its provider gives it (ghp_, glpat-, xoxb-, sk-ant-, AKIA, AIza, hf_,
 // npm_, SG., whsec_ and so on); private keys of every PEM and PGP kind,
 // PuTTY and age keys, and PEM keys encoded in base64; JWTs; passwords in
-// URLs; Authorization, Cookie and X-Api-Key style headers; and values
+// URLs, in .pgpass and .netrc lines, and on the command lines of docker
+// login, mysql, sshpass and curl -u; the keys aws configure sets and
+// prompts for; Authorization, Cookie and X-Api-Key style headers; and values
 // assigned to names that say they are secret (password, passwd, pwd,
 // secret, token, api_key, client_secret, access_key, ...; in any case and
 // any naming style) in .env files, shell commands and flags, YAML, JSON,

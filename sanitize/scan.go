@@ -29,6 +29,9 @@ type keyword struct {
 	word  string // lower case unless exact
 	exact bool
 	rules []int
+	// pre is the one rule's Rule.pre, if it has one: its keywords are
+	// its own.
+	pre func(s string, hit int) bool
 }
 
 // fold maps ASCII upper case letters to lower case and every other byte to
@@ -50,6 +53,7 @@ func newIndex(rules []Rule) *index {
 	type key struct {
 		word  string
 		exact bool
+		rule  int // the rule, if it has a pre; else -1
 	}
 	var order []key
 	byWord := make(map[key][]int)
@@ -72,7 +76,10 @@ func newIndex(rules []Rule) *index {
 			if !r.exact {
 				w = strings.ToLower(w)
 			}
-			k := key{w, r.exact}
+			k := key{w, r.exact, -1}
+			if r.pre != nil {
+				k.rule = i
+			}
 			if _, ok := byWord[k]; !ok {
 				order = append(order, k)
 			}
@@ -88,7 +95,11 @@ func newIndex(rules []Rule) *index {
 			ix.words = append(ix.words, nil)
 			ix.pairs[p/64] |= 1 << (p % 64)
 		}
-		ix.words[ix.first[p]] = append(ix.words[ix.first[p]], keyword{word: k.word, exact: k.exact, rules: byWord[k]})
+		kw := keyword{word: k.word, exact: k.exact, rules: byWord[k]}
+		if k.rule >= 0 {
+			kw.pre = rules[k.rule].pre
+		}
+		ix.words[ix.first[p]] = append(ix.words[ix.first[p]], kw)
 	}
 	return ix
 }
@@ -102,7 +113,7 @@ func (ix *index) scan(s string, hit func(pos int, rules []int)) {
 			continue
 		}
 		for _, k := range ix.words[ix.first[p]] {
-			if hasWord(s[i:], k) {
+			if hasWord(s[i:], k) && (k.pre == nil || k.pre(s, i)) {
 				hit(i, k.rules)
 			}
 		}
