@@ -227,14 +227,6 @@ func kindless(text string) string {
 
 var redactedKind = regexp.MustCompile(`\[REDACTED:\w+\]`)
 
-func lens(chunks []string) []int {
-	n := make([]int, len(chunks))
-	for i, c := range chunks {
-		n[i] = len(c)
-	}
-	return n
-}
-
 // TestRedactStreamLong streams the whole secrets corpus as one stream, in
 // chunks of random sizes, small as a model's deltas and large as a tool's
 // output, with the Writer's own bounds: it writes the stream as it comes,
