@@ -90,8 +90,12 @@ func canonicalEvents(msgs []toolloop.Message, events []toolloop.Event) any {
 			group = -2
 		case e.Type == toolloop.EventRunEnd || e.Type == toolloop.EventRunPaused:
 			group = 1 << 30
-		case e.Type == toolloop.EventTranscriptEdited || e.Type == toolloop.EventLimit:
-			group = 1 << 29 // between turns: after the turn's calls
+		case e.Type == toolloop.EventTranscriptEdited || e.Type == toolloop.EventLimit ||
+			e.Type == toolloop.EventUserMessage || e.Type == toolloop.EventRunInterrupted:
+			// Between turns: after the turn's calls. A steering event is
+			// emitted at the safe point before a model request and
+			// carries the turn before it.
+			group = 1 << 29
 		}
 		e.Time, e.RunID = time.Time{}, "run"
 		if e.Stack != "" {

@@ -1,14 +1,11 @@
 package toolloop_test
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,7 +149,7 @@ func TestGoldenInterrupt(t *testing.T) {
 			if err != nil {
 				errText = err.Error()
 			}
-			gotT, gotE := looptest.Canonical(res.Messages), steerCanonicalEvents(res.Messages, rec.Events())
+			gotT, gotE := looptest.Canonical(res.Messages), canonicalEvents(res.Messages, rec.Events())
 			gotU := looptest.Canonical(res.Undelivered)
 			if *update {
 				g.Error, g.StopReason, g.Undelivered, g.Transcript, g.Events = errText, res.StopReason, gotU, gotT, gotE
@@ -168,50 +165,4 @@ func TestGoldenInterrupt(t *testing.T) {
 			assert.Equal(t, looptest.Canonical(g.Events), gotE, "events differ from %s (run with -update to accept)", path)
 		})
 	}
-}
-
-// steerCanonicalEvents is canonicalEvents (golden_test.go) with the
-// steering events in their place: a user.message or run.interrupted event
-// is emitted at the safe point before a model request, and carries the
-// turn before it, so it sorts after that turn's calls (as a transcript
-// edit does), not before them.
-func steerCanonicalEvents(msgs []toolloop.Message, events []toolloop.Event) any {
-	callIndex := map[string]int{}
-	for _, m := range msgs {
-		for i, tc := range m.ToolCalls {
-			callIndex[tc.ID] = i
-		}
-	}
-	type keyed struct {
-		turn, group, seq int
-		e                toolloop.Event
-	}
-	ks := make([]keyed, len(events))
-	for i, e := range events {
-		group := -1
-		switch {
-		case e.CallID != "":
-			group = callIndex[e.CallID]
-		case e.Type == toolloop.EventRunStart || e.Type == toolloop.EventTranscriptRepaired:
-			group = -2
-		case e.Type == toolloop.EventRunEnd || e.Type == toolloop.EventRunPaused:
-			group = 1 << 30
-		case e.Type == toolloop.EventTranscriptEdited || e.Type == toolloop.EventLimit ||
-			e.Type == toolloop.EventUserMessage || e.Type == toolloop.EventRunInterrupted:
-			group = 1 << 29 // between turns: after the turn's calls
-		}
-		e.Time, e.RunID = time.Time{}, "run"
-		if e.Stack != "" {
-			e.Stack = "<stack>"
-		}
-		ks[i] = keyed{e.Turn, group, i, e}
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
-		return cmp.Or(cmp.Compare(a.turn, b.turn), cmp.Compare(a.group, b.group), cmp.Compare(a.seq, b.seq))
-	})
-	out := make([]toolloop.Event, len(ks))
-	for i, k := range ks {
-		out[i] = k.e
-	}
-	return looptest.Canonical(out)
 }
