@@ -90,6 +90,20 @@ const (
 	// EventComplete: the call is finished; Result holds what the model
 	// sees, Stack the stack of a panic.
 	EventComplete EventType = "tool.execution_complete"
+
+	// EventJobStarted: a call started a background job (see [Job]); Job
+	// holds it, CallID and Tool name the starting call. The call's
+	// tool.execution_complete follows, with the result that says so.
+	EventJobStarted EventType = "job.started"
+	// EventJobOutput: a running job reported output, in Text; rate-limited
+	// as partial results are (see Limits.ReportInterval), Coalesced
+	// counting the reports joined.
+	EventJobOutput EventType = "job.output"
+	// EventJobFinished: a job ended, once; Job holds its status, reason
+	// and result. Its end reaches the model next: as a user.message with
+	// OriginJob at the next safe point, or as the result of the job_wait
+	// or job_cancel call that saw it end.
+	EventJobFinished EventType = "job.finished"
 )
 
 // Transient reports whether events of this type only matter while the run
@@ -160,6 +174,8 @@ type Event struct {
 	// Queued, on run.paused, holds the messages sent into the run that
 	// were not delivered when it paused (as PauseState.Queued holds them).
 	Queued []QueuedMessage `json:"queued,omitempty"`
+	// Job is the background job of a job.started or job.finished event.
+	Job *Job `json:"job,omitempty"`
 	// Accounting is what the run has spent, on run.paused, run.limit and
 	// run.end.
 	Accounting *Accounting `json:"accounting,omitempty"`

@@ -57,6 +57,11 @@ type Limits struct {
 	// MaxPartialBytes bounds the text of one partial-output event; 0
 	// means 16 KiB.
 	MaxPartialBytes int
+
+	// Jobs bounds the run's background jobs (see ToolSpec.Background):
+	// how many run at once, for how long, and how much of their output
+	// is kept.
+	Jobs JobLimits
 }
 
 // WithDefaults returns l with each zero field set to its default, so
@@ -96,6 +101,7 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxPartialBytes <= 0 {
 		l.MaxPartialBytes = 16 << 10
 	}
+	l.Jobs = l.Jobs.WithDefaults()
 	return l
 }
 

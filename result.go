@@ -31,6 +31,11 @@ type RunResult struct {
 	// program can start the next run with them. A paused run keeps them
 	// in Paused.Queued instead.
 	Undelivered []Message `json:"undelivered,omitempty"`
+	// Jobs lists the background jobs the run started (see [Job]), in the
+	// order started, each as it ended: a run ends (or pauses) its jobs
+	// still running, as canceled with the reason, so none outlives it.
+	// A job whose end the model was not told has Reported false.
+	Jobs []Job `json:"jobs,omitempty"`
 }
 
 // Accounting is what a run has spent. A [RunResult] and a [PauseState]

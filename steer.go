@@ -36,6 +36,9 @@ const (
 	OriginFollowUp Origin = "follow_up"
 	// OriginInterrupt: the loop's own [InterruptedNote].
 	OriginInterrupt Origin = "interrupt"
+	// OriginJob: the loop's message telling the model a background job
+	// ended (see [Job]).
+	OriginJob Origin = "job"
 )
 
 // InterruptMode says where an interrupt stops a run.

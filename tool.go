@@ -51,6 +51,16 @@ type ToolSpec struct {
 	// same turn: the calls before it finish first, and the calls after it
 	// wait for it.
 	Exclusive bool `json:"exclusive,omitempty"`
+	// Background lets the model run the tool as a background job: the
+	// loop offers a boolean argument named [BackgroundArg] (added to the
+	// schema the model sees unless the schema declares it, and taken out
+	// of the arguments before validation if added), and a call that sets
+	// it true is answered at once with the job's ID while the tool runs
+	// on, under the run's context and Limits.Jobs (see [Job]). The tool
+	// sees Call.Job set; what it reports with Call.ReportPartial is the
+	// job's output. Exclusive and Timeout apply to the call that starts
+	// the job, not to the job.
+	Background bool `json:"background,omitempty"`
 }
 
 // Annotations describe what a tool does, so a [RuleGuard] can tell tools
@@ -121,6 +131,13 @@ type Call struct {
 	// loop sets it on every call (see Limits.MaxOutputBytes); 0, as
 	// on a Call made by hand, means no limit was given.
 	MaxOutputBytes int
+
+	// Job is the ID of the background job the call runs as (see
+	// ToolSpec.Background), or empty for a call in the foreground. The
+	// model was told the job started; the tool's result, when it
+	// returns, is the job's end. Its context ends when the job is
+	// canceled, runs past Limits.Jobs.MaxDuration, or the run ends.
+	Job string
 }
 
 // Bind decodes the call's arguments into v.

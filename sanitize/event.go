@@ -83,6 +83,12 @@ func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 	w.pendings(&e.Pending)
 	w.pendings(&e.Agents)
 	w.queued(&e.Queued)
+	if e.Job != nil {
+		j := *e.Job
+		if or(w.str(&j.Tool), w.str(&j.Reason), w.result(&j.Result)) {
+			e.Job = &j
+		}
+	}
 	if e.Attempt != nil {
 		at := *e.Attempt
 		if w.str(&at.Error) {

@@ -39,6 +39,7 @@ var unredacted = map[string]bool{
 	"Event.ParentRunID":      true, "Event.ParentCallID": true, "PendingCall.ParentCallID": true,
 	"PauseState.RunID": true, "ToolExecution.CallID": true,
 	"Event.Origin": true, "QueuedMessage.Origin": true, "Interrupt.Mode": true,
+	"Job.ID": true, "Job.CallID": true, "Job.Status": true,
 	"PauseState.MAC": true, // an HMAC, not a secret: redacting it would break the seal
 }
 
