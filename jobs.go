@@ -41,7 +41,7 @@ type jobs struct {
 
 	mu      sync.Mutex
 	list    []*bgJob // in the order started
-	next    int    // the number of the last ID given
+	next    int      // the number of the last ID given
 	running int
 	ended   bool // the run ended its jobs: no more start
 	// changed is signalled (without blocking) when a job ends.
@@ -1110,4 +1110,34 @@ func (rn *runState) jobRequest(req *Request) {
 	}
 	req.Tools = rn.withBackground(req.Tools)
 	rn.offerJobTools(req)
+}
+
+// awaitJobs waits, when the model has given its final answer while jobs
+// run and Limits.Jobs.WaitAtEnd is set, until there is something to
+// deliver (a job's end, a message, an interrupt) or the run's context
+// ends. It reports whether the run should go on to its next safe point.
+func (rn *runState) awaitJobs(ctx context.Context) bool {
+	js := rn.jobsNow()
+	if js == nil || !js.lim.WaitAtEnd {
+		return false
+	}
+	in := rn.steer.in
+	wake := in.wakeCh()
+	for {
+		in.mu.Lock()
+		pending := len(in.queue) > 0 || in.intr != nil
+		in.mu.Unlock()
+		if pending {
+			return true
+		}
+		if !js.anyRunning() {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return true // the loop says why
+		case <-js.changed:
+		case <-wake:
+		}
+	}
 }

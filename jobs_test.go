@@ -125,14 +125,17 @@ func TestJobRunsWhileTheModelGoesOnAndItsEndIsDeliveredOnce(t *testing.T) {
 		mu.Lock()
 		reqs = append(reqs, req)
 		mu.Unlock()
-		switch turn {
-		case 1:
+		if turn == 1 {
 			return looptest.Calls(looptest.Call("c1", "suite", `{"pkg":"./...","background":true}`))
-		case 2, 3:
-			if turn == 3 {
-				<-s.started
-				s.release <- "ok"
-				waitJobEnd(t, req) // nothing: the end is delivered at the next safe point
+		}
+		if turn == 3 {
+			<-s.started
+			s.release <- "ok"
+			waitJobEnd(t, req) // the end comes at a safe point, never before the job ends
+		}
+		if turn < 3 || !hasJobEnd(req) {
+			if turn > 3 {
+				time.Sleep(20 * time.Millisecond) // the job is ending
 			}
 			return looptest.Calls(looptest.Call("e"+string(rune('0'+turn)), "echo", `{"s":"other work"}`))
 		}
@@ -179,6 +182,15 @@ func TestJobRunsWhileTheModelGoesOnAndItsEndIsDeliveredOnce(t *testing.T) {
 	assert.Equal(t, int64(len("=== RUN Test\n=== RUN Testx\n=== RUN Testxx\n")), res.Jobs[0].OutputBytes)
 	assert.Empty(t, res.Undelivered)
 	assert.Equal(t, "tests passed", res.FinalText)
+}
+
+func hasJobEnd(req *toolloop.Request) bool {
+	for _, m := range req.Messages {
+		if m.Role == toolloop.RoleUser && strings.HasPrefix(m.Text(), "[Job ") {
+			return true
+		}
+	}
+	return false
 }
 
 // waitJobEnd is a marker: a model turn cannot see a job's end before

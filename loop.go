@@ -179,6 +179,9 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 				if ctx, _, more = rn.safePoint(ctx, res, true); more {
 					continue // follow-ups: the run goes on
 				}
+				if rn.awaitJobs(ctx) {
+					continue // a job ended, or a message came: deliver it
+				}
 			}
 			return rn.end(res, nil)
 		}
