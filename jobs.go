@@ -418,18 +418,20 @@ func (js *jobs) endAll(res *RunResult, pause bool) {
 		return
 	}
 	js.ended = true
-	var live []*bgJob
+	var live, ending []*bgJob
 	for _, j := range js.list {
 		if j.info.Status == JobRunning {
 			j.claimed = true
 			live = append(live, j)
 			j.cancel(cause)
+		} else if !j.abandoned {
+			ending = append(ending, j) // may still be reporting its end
 		}
 	}
 	js.mu.Unlock()
-	if len(live) > 0 {
+	if len(live)+len(ending) > 0 {
 		timer := time.NewTimer(js.grace())
-		for _, j := range live {
+		for _, j := range append(ending, live...) {
 			select {
 			case <-j.done:
 			case <-timer.C:
@@ -451,20 +453,13 @@ func (js *jobs) endAll(res *RunResult, pause bool) {
 			res.Accounting.AddSpent(j.spent)
 		}
 		j.counted = true
-		if pause && slicesContains(live, j) {
-			j.info.Reported = true // told when the run resumes
+		if pause && (j.info.Status != JobRunning) {
+			// Its end is told already, or queued in the pause state, to
+			// be told when the run resumes.
+			j.info.Reported = true
 		}
 		res.Jobs = append(res.Jobs, j.info)
 	}
-}
-
-func slicesContains(js []*bgJob, j *bgJob) bool {
-	for _, x := range js {
-		if x == j {
-			return true
-		}
-	}
-	return false
 }
 
 // abandon reports a canceled job ended if its tool has not returned: its
@@ -488,6 +483,7 @@ func (js *jobs) abandon(j *bgJob, reason string) {
 		js.rn.emit(&Event{Type: EventJobFinished, Turn: info.Turn, CallID: info.CallID, Tool: info.Tool,
 			Source: j.cr.kind, SourceName: j.cr.source, Job: &info})
 	}
+	close(j.done) // finish, when the tool returns, does nothing
 	select {
 	case js.changed <- struct{}{}:
 	default:
@@ -502,6 +498,19 @@ func (js *jobs) stop(ctx context.Context, j *bgJob) (Job, bool) {
 		info := j.info
 		js.mu.Unlock()
 		return info, false
+	}
+	if j.claimed {
+		// Another job_cancel (or the run's end) is stopping it and
+		// reports its end: wait for it, and report nothing.
+		js.mu.Unlock()
+		select {
+		case <-j.done:
+		case <-time.After(js.grace()):
+		case <-ctx.Done():
+		}
+		js.mu.Lock()
+		defer js.mu.Unlock()
+		return j.info, false
 	}
 	j.claimed = true
 	j.cancel(errJobCanceled)
@@ -836,6 +845,9 @@ func (t *jobTool) Run(ctx context.Context, call *Call) (*ToolResult, error) {
 	case JobCancelName:
 		info, was := js.stop(ctx, j)
 		if !was {
+			if info.Status == JobRunning || !info.Reported && info.Reason == errJobCanceled.Error() {
+				return textResult(fmt.Sprintf("Job %s is being canceled by another call, which reports its end.", info.ID)), nil
+			}
 			if js.unqueue(j) {
 				js.markReported(j)
 				return textResult(js.endText(&info, "") + "\n(It had ended before it could be canceled.)"), nil
@@ -979,10 +991,16 @@ func (j *bgJob) read(offset int64) string {
 
 // jobNumbers finds the highest job number the transcript's results
 // name, so a run that goes on from it numbers its jobs after them.
-func jobNumbers(msgs []Message) int {
+// A paused run's results go with it, as they are not in its messages
+// yet.
+func jobNumbers(msgs []Message, results ...*ToolResult) int {
 	n := 0
 	for i := range msgs {
-		r := msgs[i].Result
+		if r := msgs[i].Result; r != nil {
+			results = append(results, r)
+		}
+	}
+	for _, r := range results {
 		if r == nil || r.Meta.Extra == nil {
 			continue
 		}

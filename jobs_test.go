@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/eventlog"
 	"github.com/toolloop/toolloop/looptest"
 )
 
@@ -378,4 +379,117 @@ func TestJobsOffRunInTheForeground(t *testing.T) {
 	assert.Equal(t, `{"a":"x"}|`, tool.got.Load(), "the argument is taken out and the call runs in the foreground")
 	assert.Equal(t, "ran", res.Messages[2].Result.Text())
 	assert.Empty(t, res.Jobs)
+}
+
+func TestJobsEndAtPauseAndTheirEndIsDeliveredOnResume(t *testing.T) {
+	s := newSuite()
+	m := &stepModel{reply: func(turn int, req *toolloop.Request) *toolloop.Response {
+		switch turn {
+		case 1:
+			return looptest.Calls(looptest.Call("c1", "suite", `{"pkg":"a","background":true}`))
+		case 2:
+			<-s.started
+			return looptest.Calls(looptest.Call("c2", "rm", `{}`))
+		}
+		return looptest.Text("done")
+	}}
+	rm := toolloop.NewTool("rm", "removes", func(context.Context, struct{}) (any, error) { return "gone", nil })
+	rec := &looptest.Recorder{}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, s.tool(), rm), PauseForApproval: true, OnEvent: rec.Record,
+		Guard: &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "rm", Tools: []string{"rm"}, Decision: toolloop.Ask}}}}
+	res, err := l.Run(context.Background(), user("x"))
+	require.ErrorIs(t, err, toolloop.ErrPaused)
+	assert.Equal(t, int32(0), s.running.Load(), "the job ended at the pause")
+	require.Len(t, res.Jobs, 1)
+	assert.Equal(t, toolloop.JobCanceled, res.Jobs[0].Status)
+	assert.Equal(t, "the run paused for approval", res.Jobs[0].Reason)
+	require.Len(t, res.Paused.Queued, 1)
+	assert.Equal(t, toolloop.OriginJob, res.Paused.Queued[0].Origin)
+	assert.Contains(t, res.Paused.Queued[0].Message.Text(), "[Job job_1 (suite, started by call c1) ended when the run paused: canceled")
+
+	var rp eventlog.Replay
+	for _, e := range rec.Events() {
+		rp.Add(e)
+	}
+	require.NotNil(t, rp.Paused)
+	assert.Equal(t, res.Paused.Queued, rp.Paused.Queued)
+
+	rec2 := &looptest.Recorder{}
+	l.OnEvent = rec2.Record
+	res, err = l.Resume(context.Background(), res.Paused, map[string]toolloop.Approval{"c2": {Approved: true}})
+	require.NoError(t, err)
+	looptest.AssertValid(t, res.Messages)
+	ends := originMessages(rec2, toolloop.OriginJob)
+	require.Len(t, ends, 1, "the paused job's end is delivered once, on resume")
+	assert.Contains(t, ends[0], "when the run paused")
+	assert.Empty(t, res.Jobs, "the resumed run started no job")
+}
+
+func TestJobsWaitAtEnd(t *testing.T) {
+	s := newSuite()
+	m := &stepModel{reply: func(turn int, req *toolloop.Request) *toolloop.Response {
+		switch turn {
+		case 1:
+			return looptest.Calls(looptest.Call("c1", "suite", `{"pkg":"a","background":true}`))
+		case 2:
+			go func() { <-s.started; time.Sleep(20 * time.Millisecond); s.release <- "ok" }()
+			return looptest.Text("the tests are running; I will report")
+		}
+		require.True(t, hasJobEnd(req), "asked again only with the job's end")
+		return looptest.Text("the tests passed")
+	}}
+	rec := &looptest.Recorder{}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, s.tool()), OnEvent: rec.Record,
+		Limits: toolloop.Limits{Jobs: toolloop.JobLimits{WaitAtEnd: true}}}
+	res, err := l.Run(context.Background(), user("x"))
+	require.NoError(t, err)
+	looptest.AssertValid(t, res.Messages)
+	assert.Equal(t, "the tests passed", res.FinalText)
+	assert.Equal(t, 3, res.Turns)
+	require.Len(t, res.Jobs, 1)
+	assert.Equal(t, toolloop.JobOK, res.Jobs[0].Status)
+	assert.True(t, res.Jobs[0].Reported)
+}
+
+func TestJobsEndWhenTheCallerCancels(t *testing.T) {
+	s := newSuite()
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &stepModel{reply: func(turn int, req *toolloop.Request) *toolloop.Response {
+		if turn == 1 {
+			return looptest.Calls(looptest.Call("c1", "suite", `{"pkg":"a","background":true}`))
+		}
+		<-s.started
+		cancel()
+		return nil // waits for the context
+	}}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, s.tool())}
+	res, err := l.Run(ctx, user("x"))
+	require.ErrorIs(t, err, context.Canceled)
+	looptest.AssertValid(t, res.Messages)
+	require.Len(t, res.Jobs, 1)
+	assert.Equal(t, toolloop.JobCanceled, res.Jobs[0].Status)
+	assert.Equal(t, int32(0), s.running.Load())
+}
+
+func TestJobIDsFollowTheTranscripts(t *testing.T) {
+	s := newSuite()
+	m := &stepModel{reply: func(turn int, req *toolloop.Request) *toolloop.Response {
+		if turn%2 == 1 {
+			return looptest.Calls(looptest.Call("c"+string(rune('0'+turn)), "suite", `{"pkg":"a","background":true}`))
+		}
+		<-s.started
+		s.release <- "ok"
+		return looptest.Calls(looptest.Call("w"+string(rune('0'+turn)), toolloop.JobWaitName, `{"job":"job_`+string(rune('0'+turn/2))+`"}`))
+	}}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, s.tool()), Budget: toolloop.Budget{MaxTurns: 2}}
+	res, err := l.Run(context.Background(), user("x"))
+	require.ErrorIs(t, err, toolloop.ErrBudget)
+	require.Len(t, res.Jobs, 1)
+	assert.Equal(t, "job_1", res.Jobs[0].ID)
+	// A second run that goes on from the first numbers its jobs after.
+	m.turn = 2
+	res2, err := l.Run(context.Background(), res.Messages)
+	require.ErrorIs(t, err, toolloop.ErrBudget)
+	require.Len(t, res2.Jobs, 1)
+	assert.Equal(t, "job_2", res2.Jobs[0].ID)
 }

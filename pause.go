@@ -147,6 +147,9 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 	if rn.steer != nil {
 		rn.undelivered(res)
 	}
+	for i := range st.Queued {
+		st.Queued[i].job = nil // the state is data: the job ends with this run
+	}
 	if key := rn.l.Sealing.Key; len(key) > 0 {
 		if err := st.Seal(key); err != nil {
 			return rn.end(res, errors.Join(ErrPaused, err))
@@ -227,7 +230,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	outer := ctx
 	ctx, cancel := rn.budgetContext(ctx)
 	defer cancel()
-	rn.base, rn.jobBase = ctx, jobNumbers(st.Messages)
+	rn.base, rn.jobBase = ctx, jobNumbers(st.Messages, st.Results...)
 	ctx, err = rn.steerSetup(ctx, st.Queued, st.Interrupt)
 	if err != nil {
 		return nil, err
