@@ -17,15 +17,6 @@ import (
 	"github.com/toolloop/toolloop/looptest"
 )
 
-// background makes a tool's spec allow background runs.
-type background struct{ toolloop.Tool }
-
-func (b background) Spec() toolloop.ToolSpec {
-	s := b.Tool.Spec()
-	s.Background = true
-	return s
-}
-
 // suite is a background tool standing for a slow test suite: it prints
 // a line, waits to be released (or for its context), and says how it
 // went. It records the job ID it ran as and whether its context ended.
