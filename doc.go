@@ -153,6 +153,30 @@
 // and the transcript stays valid for every provider. A run without an
 // inbox pays nothing for this.
 //
+// # Background jobs
+//
+// A tool whose spec sets [ToolSpec.Background] can run as a job: the
+// model sets the call's "background" argument ([BackgroundArg], which
+// the loop adds to the tool's schema), the call's result says at once
+// that job_1 started, and the tool runs on, with Call.Job set, while the
+// model takes other turns. The job's output (what the tool reports with
+// [Call.ReportPartial]) is kept, bounded, and the model can read it,
+// wait for the job and cancel it with the job tools the loop offers once
+// a job exists (job_output, job_wait, job_cancel, job_list). When the
+// job ends, its end (status, exit code, the head and tail of its result)
+// is delivered once, at the next safe point, through the run's [Inbox]
+// as a user message of [OriginJob], or as the result of the job_wait or
+// job_cancel call that saw it; job.started, job.output and job.finished
+// events ([EventJobStarted]) report it. [Limits].Jobs ([JobLimits])
+// bounds how many run at once, for how long, and how much output is kept.
+//
+// Jobs end with their run: a run that ends or pauses cancels the jobs
+// still running, waits for them (a shell job's processes are killed), and
+// lists every job in RunResult.Jobs; a paused run keeps their ends in
+// PauseState.Queued for the resumed run to tell the model.
+// JobLimits.WaitAtEnd makes a run whose model answered while jobs run
+// wait for them instead.
+//
 // # Exactly once, in bounded memory
 //
 // A call's result and the start of its tool are one atomic step: once the
