@@ -111,7 +111,8 @@ const (
 // durable logs. Completion, model response and run events are durable.
 func (t EventType) Transient() bool {
 	switch t {
-	case EventStart, EventProgress, EventPartialResult, EventModelDelta, EventModelReasoningDelta, EventModelRequest:
+	case EventStart, EventProgress, EventPartialResult, EventModelDelta, EventModelReasoningDelta, EventModelRequest,
+		EventJobOutput:
 		return true
 	}
 	return false

@@ -102,7 +102,7 @@ func newStreams() streams {
 // streamed reports whether events of type t carry a piece of a stream.
 func streamed(t toolloop.EventType) bool {
 	switch t {
-	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult:
+	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult, toolloop.EventJobOutput:
 		return true
 	}
 	return false
@@ -110,7 +110,7 @@ func streamed(t toolloop.EventType) bool {
 
 func keyOf(e *toolloop.Event) streamKey {
 	k := streamKey{run: e.RunID, typ: e.Type}
-	if e.Type == toolloop.EventPartialResult {
+	if e.Type == toolloop.EventPartialResult || e.Type == toolloop.EventJobOutput {
 		k.call = e.CallID
 	}
 	return k
@@ -125,7 +125,9 @@ func ends(e *toolloop.Event, k streamKey) bool {
 	case toolloop.EventRunEnd, toolloop.EventRunPaused:
 		return true
 	case toolloop.EventComplete:
-		return k.call != "" && k.call == e.CallID
+		return k.call != "" && k.call == e.CallID && k.typ == toolloop.EventPartialResult
+	case toolloop.EventJobFinished:
+		return k.call != "" && k.call == e.CallID && k.typ == toolloop.EventJobOutput
 	}
 	return k.call == "" && e.CallID == ""
 }

@@ -41,9 +41,9 @@ func streamDocs(t testing.TB, seed uint64) []streamDoc {
 	return docs
 }
 
-// streamKinds are the two kinds of stream: a model turn's text deltas,
-// ended by its response, and a call's partial output, ended by its
-// completion. Each stream of a test has a run of its own.
+// streamKinds are the kinds of stream: a model turn's text deltas,
+// ended by its response, a call's partial output, ended by its
+// completion, and a background job's output, ended by job.finished. Each stream of a test has a run of its own.
 var streamKinds = []struct {
 	name  string
 	typ   toolloop.EventType
@@ -65,6 +65,14 @@ var streamKinds = []struct {
 		func(run string) toolloop.Event {
 			return toolloop.Event{Type: toolloop.EventComplete, RunID: run, Turn: 2, CallID: "call_1", Tool: "sh",
 				Result: toolloop.TextResult("(the result)")}
+		}},
+	{"job.output", toolloop.EventJobOutput,
+		func(run, text string) toolloop.Event {
+			return toolloop.Event{Type: toolloop.EventJobOutput, RunID: run, Turn: 2, CallID: "call_1", Tool: "sh", Text: text}
+		},
+		func(run string) toolloop.Event {
+			return toolloop.Event{Type: toolloop.EventJobFinished, RunID: run, Turn: 2, CallID: "call_1", Tool: "sh",
+				Job: &toolloop.Job{ID: "job_1", CallID: "call_1", Tool: "sh", Status: toolloop.JobOK}}
 		}},
 }
 
