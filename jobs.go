@@ -374,6 +374,9 @@ func (js *jobs) endText(info *Job, when string) string {
 		if cs, _ := truncateContent(r.Content, js.lim.EndBytes); len(cs) > 0 {
 			text = (&ToolResult{Content: cs}).Text()
 		}
+		if r.Error != nil && strings.TrimSpace(text) == r.Error.Message {
+			text = "" // said already
+		}
 		if text != "" {
 			b.WriteString(" Its result:\n")
 			b.WriteString(text)
@@ -521,7 +524,22 @@ func (js *jobs) stop(ctx context.Context, j *bgJob) (Job, bool) {
 	case <-j.done:
 	case <-timer.C:
 	case <-ctx.Done():
-		// The call is over; the job's end is still reported, by the run.
+		// The call itself was stopped (an interrupt, the run's end)
+		// before the job ended: its end is told as any job's is.
+		js.mu.Lock()
+		running := j.info.Status == JobRunning
+		if running {
+			j.claimed = false
+		}
+		info := j.info
+		js.mu.Unlock()
+		if !running {
+			// It ended meanwhile, claimed by this call, whose result
+			// may never reach the model: tell it as any job's end.
+			<-j.done
+			js.queueEnd(j, "")
+		}
+		return info, false
 	}
 	js.abandon(j, errJobCanceled.Error())
 	js.mu.Lock()
@@ -698,9 +716,8 @@ func (o *jobOutput) read(offset int64) (string, int64) {
 		ring = append(append(ring, o.buf[start:]...), o.buf[:o.w]...)
 	}
 	ring = ring[skip:]
-	for skip > 0 && len(ring) > 0 && !utf8.RuneStart(ring[0]) && offset >= ringStart && int64(len(ring)) > 0 {
+	for len(ring) > 0 && !utf8.RuneStart(ring[0]) {
 		ring = ring[1:] // begin at a rune
-		skip--
 	}
 	b.Write(ring)
 	return strings.ToValidUTF8(b.String(), "\uFFFD"), o.total
