@@ -77,6 +77,7 @@ type jobPlan struct {
 	maxDur    time.Duration
 	steer     []time.Duration // when messages are sent
 	interrupt time.Duration   // 0: none
+	intr      toolloop.Interrupt
 	cancelAt  time.Duration   // 0: none
 }
 
@@ -110,8 +111,10 @@ func newJobPlan(r *rand.Rand) *jobPlan {
 	for range r.IntN(3) {
 		p.steer = append(p.steer, time.Duration(r.IntN(3000))*time.Millisecond)
 	}
-	if r.IntN(4) == 0 {
+	if r.IntN(3) == 0 {
 		p.interrupt = time.Duration(1+r.IntN(3000)) * time.Millisecond
+		modes := []toolloop.InterruptMode{toolloop.InterruptNow, toolloop.InterruptAfterModel, toolloop.InterruptAfterTools}
+		p.intr = toolloop.Interrupt{Mode: modes[r.IntN(3)], Continue: r.IntN(3) > 0}
 	}
 	if r.IntN(6) == 0 {
 		p.cancelAt = time.Duration(1+r.IntN(4000)) * time.Millisecond
@@ -225,7 +228,7 @@ func (p *jobPlan) run(t *testing.T) {
 		wg.Go(func() {
 			select {
 			case <-time.After(p.interrupt):
-				in.Interrupt(toolloop.Interrupt{Mode: toolloop.InterruptAfterTools, Continue: true})
+				in.Interrupt(p.intr)
 			case <-stop:
 			}
 		})
