@@ -22,7 +22,11 @@ type tool struct {
 // newTool wraps a listed tool under the given model-facing name. It fails
 // if the loop could not register the tool, so that one bad tool does not
 // keep the server's other tools out of the registry.
-func (s *Source) newTool(name string, t *sdk.Tool) (*tool, error) {
+//
+// taskSupport is how the tool runs as an MCP task on the server (see
+// runTask): "optional" or "required" make it a tool the model may run in
+// the background.
+func (s *Source) newTool(name string, t *sdk.Tool, taskSupport string) (*tool, error) {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %v", err)
@@ -44,6 +48,7 @@ func (s *Source) newTool(name string, t *sdk.Tool) (*tool, error) {
 		OutputSchema: s.outputSchema(t),
 		Annotations:  annotations(t),
 		Timeout:      s.cfg.Timeout,
+		Background:   taskSupport != "",
 	}}
 	tl.resource = s.isResourceTool(t)
 	// The registry compiles schemas with rules of its own (an object
