@@ -250,7 +250,9 @@ func (s *Server) startTask(ctx context.Context, ss *sdk.ServerSession, p *taskCa
 	case !ok:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 	case !background:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("tool %q does not run as a task (its execution.taskSupport is forbidden)", p.Name)}
+		// The protocol says -32601, which the SDK turns into its own
+		// "method not found" naming the method as renamed.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q does not run as a task (its execution.taskSupport is forbidden)", p.Name)}
 	}
 	ttl := defaultTaskTTL
 	if p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 {
