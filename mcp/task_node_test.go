@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/mcp"
 )
 
@@ -147,4 +149,130 @@ func TestServeTasksTypeScript(t *testing.T) {
 		check(t, runTSTasks(t, node, "--url", hs.URL))
 		assert.Equal(t, int64(1), f.canceled.Load())
 	})
+}
+
+// tsTaskServer runs tasks_server.mjs over kind ("stdio" or "http") and
+// returns a source for it.
+func tsTaskServer(t *testing.T, node, kind string) *mcp.Source {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "npm", "tasks_server.mjs"))
+	require.NoError(t, err)
+	var cfg mcp.ServerConfig
+	switch kind {
+	case "stdio":
+		cfg = mcp.ServerConfig{Command: node, Args: []string{script, "--stdio"}}
+	case "http":
+		cmd := exec.Command(node, script, "--http")
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() {
+			_ = stdin.Close() // the server exits when its stdin closes
+			_ = cmd.Wait()
+		})
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(t, err)
+		cfg = mcp.ServerConfig{URL: strings.TrimSpace(line)}
+	}
+	src, err := mcp.New("ts", cfg, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, src.Close()) })
+	return src
+}
+
+// tsStats asks the TypeScript server what it saw.
+func tsStats(t *testing.T, src *mcp.Source) (created, cancelSeen int) {
+	t.Helper()
+	res, err := taskTool(t, src, "stats").Run(context.Background(), &toolloop.Call{Name: "ts__stats", Arguments: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	var s struct{ Created, CancelSeen int }
+	require.NoError(t, json.Unmarshal([]byte(res.Text()), &s), res.Text())
+	return s.Created, s.CancelSeen
+}
+
+// TestTasksTypeScriptServer runs toolloop's client against a server on
+// the official TypeScript SDK's tasks (tasks_server.mjs), over stdio and
+// streamable HTTP: a task tool run as a background job, its status
+// messages as the job's output, its result, its failure, and its
+// cancellation, which the server's task must see.
+func TestTasksTypeScriptServer(t *testing.T) {
+	node := nodeForConformance(t)
+	for _, kind := range []string{"stdio", "http"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			src := tsTaskServer(t, node, kind)
+			countdown := taskTool(t, src, "countdown")
+			assert.True(t, countdown.Spec().Background, "a tool with taskSupport optional may run in the background")
+			assert.False(t, taskTool(t, src, "echo").Spec().Background)
+
+			t.Run("result", func(t *testing.T) {
+				rec := &recorder{}
+				res, err := runJob(context.Background(), countdown, rec, `{"steps":3}`)
+				require.NoError(t, err)
+				assert.Equal(t, "done after 3 steps", res.Text())
+				assert.NotEmpty(t, res.Meta.Extra["mcp_task"])
+				assert.Contains(t, rec.output(), "step ")
+				rec.mu.Lock()
+				assert.NotEmpty(t, rec.progress, "status messages are reported as progress too")
+				rec.mu.Unlock()
+			})
+
+			t.Run("fail", func(t *testing.T) {
+				res, err := runJob(context.Background(), countdown, &recorder{}, `{"steps":1,"fail":true}`)
+				require.NoError(t, err)
+				require.True(t, res.IsError())
+				assert.Equal(t, toolloop.KindExecutionFailed, res.Error.Kind)
+				assert.Contains(t, res.Text(), "the countdown failed")
+			})
+
+			t.Run("cancel", func(t *testing.T) {
+				_, before := tsStats(t, src)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				rec := &recorder{}
+				done := make(chan error, 1)
+				go func() {
+					_, err := runJob(ctx, countdown, rec, `{"steps":1,"wait":true}`)
+					done <- err
+				}()
+				require.Eventually(t, func() bool { return strings.Contains(rec.output(), "step 1") }, 20*time.Second, 10*time.Millisecond)
+				cancel()
+				select {
+				case err := <-done:
+					require.ErrorIs(t, err, context.Canceled)
+				case <-time.After(20 * time.Second):
+					t.Fatal("the canceled job did not return")
+				}
+				require.Eventually(t, func() bool {
+					_, after := tsStats(t, src)
+					return after == before+1
+				}, 10*time.Second, 50*time.Millisecond, "the server's task saw the cancellation")
+			})
+
+			t.Run("plain", func(t *testing.T) {
+				res, err := taskTool(t, src, "echo").Run(context.Background(), &toolloop.Call{Name: "ts__echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+				require.NoError(t, err)
+				assert.Equal(t, "echo: hi", res.Text())
+			})
+
+			t.Run("foreground", func(t *testing.T) {
+				// An optional task tool called in the foreground: a
+				// plain tools/call, which the server answers itself.
+				res, err := countdown.Run(context.Background(), &toolloop.Call{Name: "ts__countdown", Arguments: json.RawMessage(`{"steps":1}`)})
+				require.NoError(t, err)
+				assert.Equal(t, "done after 1 steps", res.Text())
+				assert.Nil(t, res.Meta.Extra["mcp_task"])
+				// A required one runs as a task, and the call waits.
+				req := taskTool(t, src, "countdown_required")
+				assert.True(t, req.Spec().Background)
+				res, err = req.Run(context.Background(), &toolloop.Call{Name: "ts__countdown_required", Arguments: json.RawMessage(`{"steps":2}`)})
+				require.NoError(t, err)
+				assert.Equal(t, "done after 2 steps", res.Text())
+				assert.NotEmpty(t, res.Meta.Extra["mcp_task"])
+			})
+		})
+	}
 }
