@@ -137,6 +137,13 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 	}
 	res.Paused = st
 	res.StopReason = StopToolUse
+	if js := rn.jobsNow(); js != nil {
+		// Jobs end at a pause: the process may not be there to resume.
+		js.endAll(res, true)
+		if rn.steer == nil { // not yet delivered through an inbox
+			st.Queued = append(st.Queued, js.inbox.takeQueue()...)
+		}
+	}
 	if rn.steer != nil {
 		rn.undelivered(res)
 	}
@@ -220,6 +227,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	outer := ctx
 	ctx, cancel := rn.budgetContext(ctx)
 	defer cancel()
+	rn.base, rn.jobBase = ctx, jobNumbers(st.Messages)
 	ctx, err = rn.steerSetup(ctx, st.Queued, st.Interrupt)
 	if err != nil {
 		return nil, err
