@@ -126,6 +126,10 @@ type ServeOptions struct {
 //     says what the agent had written so far (the client, which
 //     cancelled, is not sent it).
 //
+// A tool whose spec allows background runs ([toolloop.ToolSpec].Background)
+// is offered as an MCP task to clients that make tasks (see the package
+// documentation's "Tasks").
+//
 // # Approvals
 //
 // When the guard answers a call with Ask and the loop has an Approver,

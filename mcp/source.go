@@ -149,7 +149,9 @@ func orDur(d, def time.Duration) time.Duration {
 // it is read (see [Options.MaxOutputBytes]). The server's result is
 // converted as the package documentation says; a protocol error, or the
 // server stopping mid-call, fails the call with kind execution_failed.
-// Result metadata carries the original tool name in Meta.Extra["mcp_tool"].
+// Result metadata carries the original tool name in Meta.Extra["mcp_tool"],
+// and the task's ID in Meta.Extra["mcp_task"] for a call run as an MCP
+// task (see the package documentation's "Tasks").
 //
 // # Connecting
 //

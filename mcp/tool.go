@@ -96,6 +96,10 @@ func (t *tool) Spec() toolloop.ToolSpec { return t.spec }
 // schema is an error result of kind execution_failed naming the mismatch,
 // as the protocol asks of clients; a result with isError is not checked,
 // nor is structured content cut to the output budget.
+//
+// A call with call.Job set, of a tool the server runs as an MCP task, and
+// every call of a tool that requires tasks, runs as a task (see the
+// package documentation's "Tasks").
 func (t *tool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
 	if t.resource {
 		return t.src.runResourceTool(ctx, t.remote, call)
