@@ -102,7 +102,13 @@ func (s *Source) newClient(impl *sdk.Implementation) (*sdk.Client, error) {
 	if cl.roots != nil {
 		c.AddRoots(sdkRoots(cl.roots)...)
 	}
+	// taskMiddleware is the inner one: middleware sees the protocol's
+	// requests and results, before it makes a call a task.
+	c.AddSendingMiddleware(s.taskMiddleware)
 	c.AddSendingMiddleware(s.middleware)
+	if err := registerTaskMethods(c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

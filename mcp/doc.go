@@ -107,6 +107,50 @@
 // approval the guard asks for is put to the client as an elicitation when
 // it declared that capability, and is otherwise denied.
 //
+// # Tasks
+//
+// MCP tasks let a long call run on its server while the client polls it.
+// The package speaks the wire the TypeScript SDK (1.32.2) speaks: the
+// experimental tasks of the 2025-11-25 protocol (a tools/call with a
+// "task" param answered at once with the task; tasks/get, tasks/result,
+// tasks/cancel, tasks/list; capabilities.tasks.requests.tools.call and a
+// tool's execution.taskSupport). The Go SDK has none of it, so the
+// package adds it on the SDK's custom methods and middleware, reading
+// what the SDK's types drop from the raw messages.
+//
+// As a client: a tool whose server declares tasks for tools/call and
+// whose taskSupport is "optional" or "required" gets
+// [toolloop.ToolSpec].Background, so the model may run it as a
+// background job. A call with [toolloop.Call].Job set (and every call of
+// a "required" tool) runs as a task: tasks/get is polled at the server's
+// pollInterval (kept within 100 ms and 5 s; 1 s if it gives none), each
+// new statusMessage is reported as progress and as a line of the job's
+// output, and tasks/result, once the task ends, is converted as any
+// call's result is (output schema, budget). A task the server fails or
+// cancels without a result is a [TaskError] (kind execution_failed).
+// When the call's context ends, the server is sent tasks/cancel, for at
+// most 5 s, and the call returns the context's error. A server without
+// tasks, a tool without taskSupport, or a Transport of your own
+// ([ServerConfig].Transport, whose messages the package cannot read) is
+// called as before.
+//
+// As a server ([Serve], [Server]): a tool whose spec has Background is
+// listed with taskSupport "optional", and the server declares
+// capabilities.tasks (list, cancel, tools/call). A tools/call with a task
+// param runs the call in the background through the same pipeline as
+// any served call (guard, approval, hooks, events), answered at once
+// with the task; its progress and partial output become the task's
+// statusMessage. tasks/result waits for the end; tasks/cancel cancels the
+// call's context and waits, at most 10 s, for the call to return before
+// it answers. A task ID is unguessable and is the capability to the task
+// (a client on the stateless protocol of 2026-07-28 has no session to
+// tie it to); tasks/list lists the tasks of the caller's session. At most
+// 64 tasks run per session and 1024 are kept per server; an ended task is
+// kept for its ttl (10 minutes by default, at most an hour). A task whose
+// approval would need the client to call again (multi round-trip
+// clients) is denied. A session that ends over [Server.Run] or
+// [Server.ServeStdio] cancels its tasks; Close cancels all.
+//
 // # Timeouts and bounds
 //
 // Every wait and every buffer of the package is bounded:

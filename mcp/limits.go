@@ -140,9 +140,13 @@ func (t *clipTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = limitedBody{io.LimitReader(resp.Body, maxErrorBody), resp.Body}
 	case media == "text/event-stream":
 		t.watch(r, resp)
-		resp.Body = newEventReader(resp.Body, lim, t.src.logger)
+		mr := newEventReader(resp.Body, lim, t.src.logger)
+		mr.capture = captureOf(r.Context())
+		resp.Body = mr
 	case media == "application/json":
-		resp.Body = newBodyReader(resp.Body, lim, t.src.logger)
+		mr := newBodyReader(resp.Body, lim, t.src.logger)
+		mr.capture = captureOf(r.Context())
+		resp.Body = mr
 	default:
 		resp.Body = limitedBody{io.LimitReader(resp.Body, maxErrorBody), resp.Body}
 	}

@@ -126,6 +126,10 @@ type ServeOptions struct {
 //     says what the agent had written so far (the client, which
 //     cancelled, is not sent it).
 //
+// A tool whose spec allows background runs ([toolloop.ToolSpec].Background)
+// is offered as an MCP task to clients that make tasks (see the package
+// documentation's "Tasks").
+//
 // # Approvals
 //
 // When the guard answers a call with Ask and the loop has an Approver,
@@ -174,6 +178,7 @@ type Server struct {
 	specs  []toolloop.ToolSpec // the registry's specs the SDK server mirrors
 
 	approvals approvalStore
+	tasks     taskStore
 
 	mu        sync.Mutex
 	closed    bool
@@ -224,7 +229,10 @@ func NewServer(loop *toolloop.AgentLoop, opts *ServeOptions) (*Server, error) {
 		Logger:       s.opts.Logger,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
-	s.sdk.AddReceivingMiddleware(s.mirrorFirst)
+	s.sdk.AddReceivingMiddleware(s.mirrorFirst, s.taskWire)
+	if err := s.registerTasks(); err != nil {
+		return nil, fmt.Errorf("mcp: NewServer: %w", err)
+	}
 	s.sync(context.Background())
 
 	if s.opts.ListPollInterval >= 0 {
@@ -270,6 +278,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 		return ErrServerClosed
 	}
 	defer s.untrack(ss)
+	defer s.tasks.cancelOwned(taskOwner(ss))
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }() // joined below, in every case
 	select {
@@ -310,14 +319,14 @@ func (s *Server) untrack(ss *sdk.ServerSession) {
 // [ServeOptions.HTTP]. Each Handler has sessions of its own; mount one.
 // After Close it refuses new sessions (400 Bad Request).
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
+	return taskHandler{sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.closed {
 			return nil
 		}
 		return s.sdk
-	}, s.opts.HTTP)
+	}, s.opts.HTTP)}
 }
 
 // Close ends every session (the calls in flight are cancelled), stops
@@ -335,6 +344,7 @@ func (s *Server) Close() error {
 	if s.stopWatch != nil {
 		s.stopWatch()
 	}
+	s.tasks.cancelAll()
 	for ss := range s.sdk.Sessions() {
 		_ = ss.Close()
 	}
@@ -435,7 +445,7 @@ func (s *Server) addTool(t *sdk.Tool) (err error) {
 
 func sameSpec(a, b *toolloop.ToolSpec) bool {
 	return a.Name == b.Name && a.Description == b.Description && a.Annotations == b.Annotations &&
-		string(a.InputSchema) == string(b.InputSchema)
+		string(a.InputSchema) == string(b.InputSchema) && a.Background == b.Background
 }
 
 // objectSchema is the input schema of a tool that says none.

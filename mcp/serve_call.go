@@ -29,10 +29,24 @@ type serveCall struct {
 // callTool is the SDK handler of every tool: it runs the call through the
 // loop and turns its result into MCP's.
 func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	n := strconv.FormatUint(s.seq.Add(1), 10)
-	runID := "mcp_" + n
+	runID, n := s.nextRun()
+	return s.runCall(ctx, req, runID, n, false), nil
+}
+
+// nextRun numbers a call: its run ID and the number.
+func (s *Server) nextRun() (runID, n string) {
+	n = strconv.FormatUint(s.seq.Add(1), 10)
+	return "mcp_" + n, n
+}
+
+// runCall runs a served call; inTask says it runs as a task (see
+// startTask), whose progress becomes the task's statusMessage.
+func (s *Server) runCall(ctx context.Context, req *sdk.CallToolRequest, runID, n string, inTask bool) *sdk.CallToolResult {
 	tc := toolloop.ToolCall{ID: "call_" + n, Name: req.Params.Name, Arguments: req.Params.Arguments}
 	loop := s.plain
+	if inTask {
+		loop = s.observed
+	}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		s.calls.Store(runID, &serveCall{ctx: ctx, ss: req.Session, token: tok})
 		defer s.calls.Delete(runID)
@@ -44,13 +58,18 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 		var out *sdk.CallToolResult
 		res, out = s.resumeApproval(ctx, req, loop, runID, tc)
 		if out != nil {
-			return out, nil
+			return out
 		}
 	} else {
 		var decision *toolloop.Approval
-		if !s.hasApprover && !canElicit(req.Session) {
+		switch {
+		case !s.hasApprover && !canElicit(req.Session):
 			// Settled before the call runs: used only if the guard asks.
 			decision = &toolloop.Approval{Reason: "the call needs approval, and the MCP client cannot give one (it did not declare the elicitation capability)"}
+		case !s.hasApprover && inTask && multiRoundTrip(req.Session):
+			// Its client answers approvals by calling again, which a
+			// task's call cannot.
+			decision = &toolloop.Approval{Reason: "the call needs approval, which a task cannot ask this MCP client for; call the tool without a task"}
 		}
 		var pending *toolloop.PendingCall
 		res, pending = loop.RunCall(ctx, runID, 1, tc, decision)
@@ -58,7 +77,7 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 			var out *sdk.CallToolResult
 			res, out = s.approve(ctx, req, loop, runID, tc, pending)
 			if out != nil {
-				return out, nil
+				return out
 			}
 		}
 	}
@@ -66,9 +85,9 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 		// The client cancelled (or the session ended): whatever the tool
 		// made is not sent. Over Run's transports the reply is dropped
 		// altogether (see dropCancelled).
-		return canceledResult(), nil
+		return canceledResult()
 	}
-	return toCallResult(res), nil
+	return toCallResult(res)
 }
 
 func canceledResult() *sdk.CallToolResult {
@@ -86,6 +105,10 @@ func (s *Server) onEvent(e toolloop.Event) {
 		if v, ok := s.calls.Load(e.RunID); ok {
 			v.(*serveCall).progress(e.Progress, s)
 		}
+		s.tasks.note(e.RunID, e.Progress.Message)
+	}
+	if e.Type == toolloop.EventPartialResult && e.ParentRunID == "" {
+		s.tasks.note(e.RunID, e.Text)
 	}
 	if s.userOnEvent != nil {
 		s.userOnEvent(e)

@@ -39,6 +39,7 @@ func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 		switch {
 		case req.IsCall():
+			renameTaskCall(req)
 			c.mu.Lock()
 			c.inflight[req.ID] = false
 			c.mu.Unlock()

@@ -149,7 +149,9 @@ func orDur(d, def time.Duration) time.Duration {
 // it is read (see [Options.MaxOutputBytes]). The server's result is
 // converted as the package documentation says; a protocol error, or the
 // server stopping mid-call, fails the call with kind execution_failed.
-// Result metadata carries the original tool name in Meta.Extra["mcp_tool"].
+// Result metadata carries the original tool name in Meta.Extra["mcp_tool"],
+// and the task's ID in Meta.Extra["mcp_task"] for a call run as an MCP
+// task (see the package documentation's "Tasks").
 //
 // # Connecting
 //
@@ -203,6 +205,9 @@ type Source struct {
 
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) → *toolloop.Call
+	// tasks holds what each live session's server said of tasks
+	// (task_client.go): *sdk.ClientSession → *sessionTasks.
+	tasks sync.Map
 
 	// changes counts list changes (notifications and restarts); listed is
 	// its value when Tools last listed.
@@ -309,7 +314,7 @@ func (s *Source) Tools(ctx context.Context) ([]toolloop.Tool, error) {
 		}
 		list = append(list, t)
 	}
-	tools := s.wrap(list)
+	tools := s.wrap(sess, list)
 	s.mu.Lock()
 	s.failures = 0
 	s.hasListed = true
@@ -368,7 +373,7 @@ func (s *Source) Close() error {
 }
 
 // wrap turns the server's tool list into toolloop tools.
-func (s *Source) wrap(list []*sdk.Tool) []toolloop.Tool {
+func (s *Source) wrap(sess *session, list []*sdk.Tool) []toolloop.Tool {
 	var names []string
 	byName := make(map[string]*sdk.Tool, len(list))
 	for _, t := range list {
@@ -386,7 +391,7 @@ func (s *Source) wrap(list []*sdk.Tool) []toolloop.Tool {
 	tools := make([]toolloop.Tool, 0, len(names))
 	for _, remote := range names {
 		t := byName[remote]
-		tl, err := s.newTool(assigned[remote], t)
+		tl, err := s.newTool(assigned[remote], t, s.taskSupport(sess.cs, remote))
 		if err != nil {
 			s.logger.Warn("mcp tool left out: the loop cannot use it", "tool", remote, "err", err)
 			continue
@@ -569,6 +574,7 @@ func (s *Source) watch(sess *session) {
 	// Closing a session that ended on its own still releases what the SDK
 	// holds for it (its subscription listener).
 	_ = sess.cs.Close()
+	s.tasks.Delete(sess.cs)
 	if sess.proc != nil {
 		sess.proc.cleanup()
 	}
@@ -660,13 +666,26 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 		if s.http != nil {
 			st = new(callState)
 		}
-		res, err := s.send(ctx, sess, params, budget, st)
+		var r *toolloop.ToolResult
+		if s.asTask(sess, remote, call) {
+			var sent bool
+			r, sent, err = s.runTask(ctx, sess, remote, call, params, budget, st)
+			if err != nil && sent {
+				return nil, err // classified already
+			}
+		} else {
+			var res *sdk.CallToolResult
+			if res, err = s.send(ctx, sess, params, budget, st); err == nil {
+				r = toResult(res)
+			}
+		}
 		if err == nil {
 			s.mu.Lock()
 			s.failures = 0
 			s.mu.Unlock()
-			r := toResult(res)
-			r.Meta.Extra = map[string]any{"mcp_tool": remote}
+			if r.Meta.Extra == nil {
+				r.Meta.Extra = map[string]any{"mcp_tool": remote}
+			}
 			return r, nil
 		}
 		if st.unsent.Load() && !retried && ctx.Err() == nil {

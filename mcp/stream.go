@@ -36,6 +36,8 @@ type msgReader struct {
 	// bytes of the lines skipped (see maxBanner).
 	started bool
 	skipped int64
+	// capture, if set, is handed the responses read (see task.go).
+	capture *capture
 }
 
 // newBodyReader reads a JSON response body: one message.
@@ -143,6 +145,9 @@ func (r *msgReader) nextBody() error {
 		n, _ := io.Copy(io.Discard, c.in)
 		r.refuse(0, cerr, c.read+n)
 		return nil
+	}
+	if err == nil && r.capture != nil {
+		captureMessage(r.capture, c.out)
 	}
 	return err
 }
@@ -288,6 +293,9 @@ func (r *msgReader) nextEvent() error {
 		if cerr != nil && !r.refuse(start, cerr, c.read+int64(c.in.Buffered())+n) {
 			c.out = c.out[:0]
 			continue
+		}
+		if cerr == nil && r.capture != nil {
+			captureMessage(r.capture, c.out[start:])
 		}
 		c.out = append(append(append(c.out, '\n'), e.fields...), '\n')
 		return nil

@@ -22,7 +22,11 @@ type tool struct {
 // newTool wraps a listed tool under the given model-facing name. It fails
 // if the loop could not register the tool, so that one bad tool does not
 // keep the server's other tools out of the registry.
-func (s *Source) newTool(name string, t *sdk.Tool) (*tool, error) {
+//
+// taskSupport is how the tool runs as an MCP task on the server (see
+// runTask): "optional" or "required" make it a tool the model may run in
+// the background.
+func (s *Source) newTool(name string, t *sdk.Tool, taskSupport string) (*tool, error) {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %v", err)
@@ -44,6 +48,7 @@ func (s *Source) newTool(name string, t *sdk.Tool) (*tool, error) {
 		OutputSchema: s.outputSchema(t),
 		Annotations:  annotations(t),
 		Timeout:      s.cfg.Timeout,
+		Background:   taskSupport != "",
 	}}
 	tl.resource = s.isResourceTool(t)
 	// The registry compiles schemas with rules of its own (an object
@@ -91,6 +96,10 @@ func (t *tool) Spec() toolloop.ToolSpec { return t.spec }
 // schema is an error result of kind execution_failed naming the mismatch,
 // as the protocol asks of clients; a result with isError is not checked,
 // nor is structured content cut to the output budget.
+//
+// A call with call.Job set, of a tool the server runs as an MCP task, and
+// every call of a tool that requires tasks, runs as a task (see the
+// package documentation's "Tasks").
 func (t *tool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
 	if t.resource {
 		return t.src.runResourceTool(ctx, t.remote, call)

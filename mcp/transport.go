@@ -110,13 +110,17 @@ func (s *Source) startError(ctx context.Context, proc *process, err error) error
 func (s *Source) transport(ctx context.Context) (sdk.Transport, *process, error) {
 	switch s.kind {
 	case typeStdio:
-		return s.command()
+		t, proc, err := s.command()
+		if err != nil {
+			return nil, nil, err
+		}
+		return captureTransport{t}, proc, nil
 	case typeHTTP:
 		// What the server sends is cut to the limits by the client's
 		// transport, which lifts the SDK's own cap on an event.
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, MaxEventSize: -1}, nil, nil
 	case typeSSE:
-		return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, MaxEventSize: -1}, nil, nil
+		return captureTransport{&sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, MaxEventSize: -1}}, nil, nil
 	}
 	t, err := s.cfg.Transport(ctx)
 	if err == nil && t == nil {
