@@ -69,10 +69,14 @@ type AgentTool struct {
 	// fails the call: a *ToolError with its kind, any other with kind
 	// invalid_args.
 	Prompt func(call *Call) ([]Message, error)
-	// Annotations, Timeout and Exclusive go into the tool's [ToolSpec].
+	// Annotations, Timeout, Exclusive and Background go into the tool's
+	// [ToolSpec]. An agent run as a background job cannot pause for
+	// approval: a call its guard asks about ends the job with an error
+	// saying so.
 	Annotations Annotations
 	Timeout     time.Duration
 	Exclusive   bool
+	Background  bool
 
 	name, description string
 }
@@ -100,7 +104,7 @@ func (a *AgentTool) Spec() ToolSpec {
 	}
 	return ToolSpec{
 		Name: a.name, Description: a.description, InputSchema: schema,
-		Annotations: a.Annotations, Timeout: a.Timeout, Exclusive: a.Exclusive,
+		Annotations: a.Annotations, Timeout: a.Timeout, Exclusive: a.Exclusive, Background: a.Background,
 	}
 }
 

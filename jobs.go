@@ -203,6 +203,10 @@ func (j *bgJob) run(ctx context.Context) {
 			stack = ps.PanicStack()
 		}
 		res = ErrorResult(err)
+		if asAgentPaused(err) != nil {
+			res = errorResult(KindDenied, "the agent's run stopped to ask for approval, which a background job cannot wait for; "+
+				"call %s without %s to be asked", j.info.Tool, BackgroundArg)
+		}
 	} else if res == nil {
 		res = &ToolResult{Status: StatusOK}
 	}

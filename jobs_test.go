@@ -484,3 +484,69 @@ func TestJobIDsFollowTheTranscripts(t *testing.T) {
 	require.Len(t, res2.Jobs, 1)
 	assert.Equal(t, "job_2", res2.Jobs[0].ID)
 }
+
+func TestAgentToolRunsAsAJob(t *testing.T) {
+	child := &toolloop.AgentLoop{Model: looptest.Script(
+		looptest.Calls(looptest.Call("k1", "rm", `{}`)),
+		looptest.Text("cleaned"),
+	), Tools: registry(t, toolloop.NewTool("rm", "removes", func(context.Context, struct{}) (any, error) { return "gone", nil }))}
+	agent := toolloop.NewAgentTool("cleaner", "cleans", child)
+	agent.Background = true
+	m := &stepModel{reply: func(turn int, req *toolloop.Request) *toolloop.Response {
+		switch turn {
+		case 1:
+			return looptest.Calls(looptest.Call("c1", "cleaner", `{"task":"clean","background":true}`))
+		case 2:
+			return looptest.Calls(looptest.Call("w", toolloop.JobWaitName, `{"job":"job_1"}`))
+		}
+		return looptest.Text("done")
+	}}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, agent)}
+	res, err := l.Run(context.Background(), user("x"))
+	require.NoError(t, err)
+	looptest.AssertValid(t, res.Messages)
+	assert.Contains(t, jobEndTold(res), "ended: ok")
+	assert.Contains(t, jobEndTold(res), "cleaned")
+	require.Len(t, res.Jobs, 1)
+	assert.Equal(t, toolloop.JobOK, res.Jobs[0].Status)
+}
+
+func TestAgentJobThatAsksEndsWithAClearError(t *testing.T) {
+	child := &toolloop.AgentLoop{Model: looptest.Script(
+		looptest.Calls(looptest.Call("k1", "rm", `{}`)),
+	), Tools: registry(t, toolloop.NewTool("rm", "removes", func(context.Context, struct{}) (any, error) { return "gone", nil })),
+		PauseForApproval: true, Guard: &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "rm", Tools: []string{"rm"}, Decision: toolloop.Ask}}}}
+	agent := toolloop.NewAgentTool("cleaner", "cleans", child)
+	agent.Background = true
+	m := &stepModel{reply: func(turn int, req *toolloop.Request) *toolloop.Response {
+		switch turn {
+		case 1:
+			return looptest.Calls(looptest.Call("c1", "cleaner", `{"task":"clean","background":true}`))
+		case 2:
+			return looptest.Calls(looptest.Call("w", toolloop.JobWaitName, `{"job":"job_1"}`))
+		}
+		return looptest.Text("done")
+	}}
+	l := &toolloop.AgentLoop{Model: m, Tools: registry(t, agent)}
+	res, err := l.Run(context.Background(), user("x"))
+	require.NoError(t, err)
+	looptest.AssertValid(t, res.Messages)
+	assert.Contains(t, jobEndTold(res), "a background job cannot wait for")
+	require.Len(t, res.Jobs, 1)
+	assert.Equal(t, toolloop.JobError, res.Jobs[0].Status)
+}
+
+// jobEndTold returns the text that told the model a job ended: a user
+// message, or a job tool's result, whichever came first.
+func jobEndTold(res *toolloop.RunResult) string {
+	for _, m := range res.Messages {
+		text := m.Text()
+		if m.Result != nil {
+			text = m.Result.Text()
+		}
+		if strings.HasPrefix(text, "[Job ") {
+			return text
+		}
+	}
+	return ""
+}
