@@ -78,7 +78,7 @@ type jobPlan struct {
 	steer     []time.Duration // when messages are sent
 	interrupt time.Duration   // 0: none
 	intr      toolloop.Interrupt
-	cancelAt  time.Duration   // 0: none
+	cancelAt  time.Duration // 0: none
 }
 
 func newJobPlan(r *rand.Rand) *jobPlan {
