@@ -278,3 +278,34 @@ func TestHostDeathLeavesNoOrphan(t *testing.T) {
 	require.Eventually(t, func() bool { return processGone(pid) }, 10*time.Second, 10*time.Millisecond,
 		"the plugin outlived its host")
 }
+
+// TestBackgroundJob runs a plugin tool as a background job: its spec's
+// Background crosses the process boundary, the plugin sees the job's
+// ID, and its partial output is the job's.
+func TestBackgroundJob(t *testing.T) {
+	src := newSample(t, Config{})
+	var reg toolloop.ToolRegistry
+	require.NoError(t, reg.AddSource(context.Background(), src))
+	var rec looptest.Recorder
+	loop := &toolloop.AgentLoop{
+		Model: looptest.NewModel(t,
+			looptest.Turn{Reply: looptest.Calls(looptest.Call("s", "slow", `{"steps":3,"delay_ms":20,"background":true}`))},
+			looptest.Turn{Reply: looptest.Calls(looptest.Call("w", toolloop.JobWaitName, `{"job":"job_1","timeout_seconds":30}`))},
+			looptest.Turn{Reply: looptest.Calls(looptest.Call("o", toolloop.JobOutputName, `{"job":"job_1"}`))},
+			looptest.Turn{Reply: looptest.Text("done")}),
+		Tools: &reg, OnEvent: rec.Record,
+	}
+	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
+	require.NoError(t, err)
+	looptest.AssertValid(t, res.Messages)
+	require.Len(t, res.Jobs, 1)
+	assert.Equal(t, toolloop.JobOK, res.Jobs[0].Status)
+	assert.Equal(t, "3 steps done as job_1", res.Jobs[0].Result.Text())
+	var out string
+	for _, m := range res.Messages {
+		if m.Result != nil && m.Result.Name == toolloop.JobOutputName {
+			out = m.Result.Text()
+		}
+	}
+	assert.Contains(t, out, "line 1\nline 2\nline 3\n")
+}

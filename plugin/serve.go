@@ -209,7 +209,7 @@ func (ss *session) Run(r wire.Run, reply *wire.RunReply) error {
 	call := &toolloop.Call{
 		ID: r.ID, Name: r.Tool, Arguments: r.Arguments,
 		Annotations: r.Annotations, Source: toolloop.SourceKind(r.Source), SourceName: r.SourceName,
-		RunID: r.RunID, Turn: r.Turn,
+		RunID: r.RunID, Turn: r.Turn, Job: r.Job,
 	}
 	var rep *hostReporter
 	if r.Report {

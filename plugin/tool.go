@@ -69,7 +69,7 @@ func (s *Source) runOnce(ctx context.Context, call *toolloop.Call) (*toolloop.To
 	args := wire.Run{
 		Token: token, Tool: call.Name, ID: call.ID, Arguments: call.Arguments,
 		Annotations: call.Annotations, Source: string(call.Source), SourceName: call.SourceName,
-		RunID: call.RunID, Turn: call.Turn,
+		RunID: call.RunID, Turn: call.Turn, Job: call.Job,
 		MaxOutputBytes: max(call.MaxOutputBytes, 0), MaxReplyBytes: int(s.maxMessageBytes()),
 	}
 	if call.Reporter != nil {

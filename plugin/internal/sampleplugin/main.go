@@ -157,6 +157,7 @@ func (*slowTool) Spec() toolloop.ToolSpec {
 		Description: "Work in steps, reporting each.",
 		InputSchema: schema,
 		Annotations: toolloop.Annotations{ReadOnly: true},
+		Background:  true,
 	}
 }
 
@@ -173,6 +174,9 @@ func (*slowTool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolRe
 		}
 		call.ReportProgress(toolloop.Progress{Message: fmt.Sprintf("step %d", i), Done: float64(i), Total: float64(in.Steps)})
 		call.ReportPartial(fmt.Sprintf("line %d\n", i))
+	}
+	if call.Job != "" {
+		return toolloop.TextResult(fmt.Sprintf("%d steps done as %s", in.Steps, call.Job)), nil
 	}
 	return toolloop.TextResult(fmt.Sprintf("%d steps done", in.Steps)), nil
 }

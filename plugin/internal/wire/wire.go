@@ -74,6 +74,10 @@ type Run struct {
 	SourceName  string
 	RunID       string
 	Turn        int
+	// Job is the ID of the background job the call runs as
+	// (toolloop.Call's field of that name); empty, as an older host
+	// sends, for a call in the foreground.
+	Job string
 
 	// MaxOutputBytes is the call's output budget (toolloop.Call's field of
 	// that name): the plugin cuts the text of the result to it before
