@@ -66,6 +66,11 @@ func (rn *runState) setup(output *OutputFormat) error {
 // resolveTool resolves a call's tool name: the tools the loop offers
 // itself first, then the registry.
 func (rn *runState) resolveTool(ctx context.Context, name string) *entry {
+	if rn.base != nil {
+		if e := rn.jobTool(ctx, name); e != nil {
+			return e
+		}
+	}
 	if c := rn.ctl; c != nil {
 		if c.search != nil && name == ToolSearchName {
 			return c.search
@@ -105,6 +110,7 @@ func (rn *runState) request(ctx context.Context, msgs []Message, choice ToolChoi
 		if l.Tools != nil {
 			req.Tools = l.Tools.Specs(ctx)
 		}
+		rn.jobRequest(req)
 		turn := &ModelTurn{TurnState: TurnState{RunID: rn.id, Turn: rn.turn, Messages: msgs}, Request: req}
 		if len(l.Hooks.BeforeModel) == 0 {
 			return turn, nil
@@ -142,6 +148,7 @@ func (rn *runState) request(ctx context.Context, msgs []Message, choice ToolChoi
 	if c.out != nil && c.out.tool == nil {
 		req.Output = c.out.format
 	}
+	rn.jobRequest(req)
 	turn := &ModelTurn{TurnState: st, Request: req}
 	if len(l.Hooks.BeforeModel) == 0 {
 		return turn, nil

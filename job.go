@@ -88,6 +88,12 @@ type JobLimits struct {
 	// EndBytes bounds the output a job's end message shows: the head and
 	// tail of its result. 0 means 4 KiB.
 	EndBytes int
+	// WaitAtEnd makes a run whose model gives its final answer while jobs
+	// run wait for them instead of ending them: when a job ends (or a
+	// message or interrupt comes into the run's inbox), it is delivered
+	// and the model is asked again. The run's context and budget bound
+	// the wait. Without it, the run ends and cancels its jobs.
+	WaitAtEnd bool
 }
 
 // WithDefaults returns j with each zero field set to its default.

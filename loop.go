@@ -46,6 +46,7 @@ func (l *AgentLoop) runWith(ctx context.Context, msgs []Message, stream func(Eve
 	}
 	inner, cancel := rn.budgetContext(ctx)
 	defer cancel()
+	rn.base, rn.jobBase = inner, jobNumbers(msgs)
 	inner, err := rn.steerSetup(inner, nil, nil)
 	if err != nil {
 		return nil, err
@@ -88,10 +89,19 @@ func budgetCause(outer, ctx context.Context) error {
 // budget's deadline (and, for a run with an inbox, the context an
 // interrupt cancels); the wrap-up turn runs on outer.
 func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResult) (*RunResult, error) {
-	if rn.steer != nil {
-		defer rn.steer.detach()
-	}
+	defer func() {
+		if rn.steer != nil {
+			rn.steer.detach()
+		}
+	}()
 	for {
+		if rn.steer == nil && rn.base != nil {
+			// The run started a job and had no inbox: it takes the one
+			// the job's end is queued in, to deliver it at safe points.
+			if js := rn.jobsNow(); js != nil {
+				ctx, _ = rn.attach(ctx, js.inbox, nil, nil)
+			}
+		}
 		if err := budgetCause(outer, ctx); err != nil {
 			return rn.limitReached(outer, res, err)
 		}
@@ -168,6 +178,9 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 				var more bool
 				if ctx, _, more = rn.safePoint(ctx, res, true); more {
 					continue // follow-ups: the run goes on
+				}
+				if rn.awaitJobs(ctx) {
+					continue // a job ended, or a message came: deliver it
 				}
 			}
 			return rn.end(res, nil)

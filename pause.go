@@ -137,8 +137,18 @@ func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []Pendi
 	}
 	res.Paused = st
 	res.StopReason = StopToolUse
+	if js := rn.jobsNow(); js != nil {
+		// Jobs end at a pause: the process may not be there to resume.
+		js.endAll(res, true)
+		if rn.steer == nil { // not yet delivered through an inbox
+			st.Queued = append(st.Queued, js.inbox.takeQueue()...)
+		}
+	}
 	if rn.steer != nil {
 		rn.undelivered(res)
+	}
+	for i := range st.Queued {
+		st.Queued[i].job = nil // the state is data: the job ends with this run
 	}
 	if key := rn.l.Sealing.Key; len(key) > 0 {
 		if err := st.Seal(key); err != nil {
@@ -220,6 +230,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	outer := ctx
 	ctx, cancel := rn.budgetContext(ctx)
 	defer cancel()
+	rn.base, rn.jobBase = ctx, jobNumbers(st.Messages, st.Results...)
 	ctx, err = rn.steerSetup(ctx, st.Queued, st.Interrupt)
 	if err != nil {
 		return nil, err

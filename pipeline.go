@@ -66,6 +66,8 @@ type callRun struct {
 	// rep rate-limits progress and partial output; nil until the tool
 	// reports, so the calls that never do pay nothing for it.
 	rep atomic.Pointer[reports]
+	// bg: the model asked to run the call in the background.
+	bg bool
 }
 
 // callExtra is the part of a call's state that few calls need, kept
@@ -149,6 +151,9 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 	if res := cr.resolve(ctx); res != nil {
 		return res, nil
 	}
+	if cr.e.spec.Background {
+		args, cr.bg = cr.rn.takeBackground(cr.e, args)
+	}
 	if te := cr.e.validate(args); te != nil {
 		return ErrorResult(te), nil
 	}
@@ -176,6 +181,9 @@ func (cr *callRun) setCall(args json.RawMessage) {
 	}
 	if cr.rn.observed {
 		cr.callv.Reporter = cr
+	}
+	if cr.bg {
+		cr.callv.Job = cr.rn.reserveJob()
 	}
 	cr.call = &cr.callv
 }
@@ -324,6 +332,9 @@ func (cr *callRun) proceed(ctx context.Context) *ToolResult {
 func (cr *callRun) runTool(ctx context.Context) *ToolResult {
 	if res := cr.claim(ctx); res != nil {
 		return res
+	}
+	if cr.call.Job != "" {
+		return cr.postHooks(ctx, cr.startJob())
 	}
 	res := cr.execute(ctx)
 	if res == nil {

@@ -1,6 +1,7 @@
 package toolloop
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"log/slog"
@@ -45,6 +46,19 @@ type runState struct {
 	warnedAsk atomic.Bool
 	// steer is the run's hold on its inbox; nil when it has none.
 	steer *steering
+
+	// base is the run's context (with the budget's deadline), which its
+	// background jobs run under; nil outside Run and Resume. inbox is
+	// the inbox the run took at its start, if any. Both are set before
+	// any call starts.
+	base  context.Context
+	inbox *Inbox
+	// jobBase is the highest job number the input transcript names.
+	jobBase int
+	// jobs are the run's background jobs, made by the first call that
+	// asks for one; jobMu guards the pointer.
+	jobMu sync.Mutex
+	jobs  *jobs
 }
 
 func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
@@ -133,6 +147,9 @@ func notRunResult(tc ToolCall, why string) *ToolResult {
 // end reports the end of a run and returns its result.
 func (rn *runState) end(res *RunResult, err error) (*RunResult, error) {
 	rn.putTimer()
+	if js := rn.jobsNow(); js != nil {
+		js.endAll(res, false)
+	}
 	if rn.steer != nil {
 		rn.undelivered(res)
 	}

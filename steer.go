@@ -3,6 +3,7 @@ package toolloop
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -88,6 +89,8 @@ type Interrupt struct {
 type QueuedMessage struct {
 	Origin  Origin  `json:"origin"`
 	Message Message `json:"message"`
+	// job is the job whose end the message tells, for OriginJob.
+	job *bgJob
 }
 
 // Inbox carries messages and interrupts into a running run, from any
@@ -118,6 +121,27 @@ type Inbox struct {
 	// AgentTool.Run): a run that attaches after it is done is
 	// interrupted at once.
 	done context.Context
+	// woken is signalled, without blocking, when something is queued or
+	// an interrupt comes; made on first use.
+	woken chan struct{}
+}
+
+// wakeCh returns the channel wake signals.
+func (in *Inbox) wakeCh() chan struct{} {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.woken == nil {
+		in.woken = make(chan struct{}, 1)
+	}
+	return in.woken
+}
+
+// wake signals whoever waits for the inbox to change.
+func (in *Inbox) wake() {
+	select {
+	case in.wakeCh() <- struct{}{}:
+	default:
+	}
 }
 
 type inboxKey struct{}
@@ -156,6 +180,12 @@ func (in *Inbox) add(origin Origin, msgs []Message) {
 		}
 		in.queue = append(in.queue, QueuedMessage{Origin: origin, Message: userCopy(m)})
 	}
+	if in.woken != nil {
+		select {
+		case in.woken <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // userCopy is m as a user message, with its content only.
@@ -188,6 +218,12 @@ func (in *Inbox) Interrupt(i Interrupt) bool {
 	if i.Mode == InterruptNow {
 		in.run.cancel(errInterruptNow)
 	}
+	if in.woken != nil {
+		select {
+		case in.woken <- struct{}{}:
+		default:
+		}
+	}
 	return true
 }
 
@@ -207,6 +243,15 @@ func (in *Inbox) Take() []Message {
 	out := messagesOf(in.queue)
 	in.queue = nil
 	return out
+}
+
+// takeQueue removes and returns what is queued.
+func (in *Inbox) takeQueue() []QueuedMessage {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	q := in.queue
+	in.queue = nil
+	return q
 }
 
 func messagesOf(q []QueuedMessage) []Message {
@@ -263,7 +308,7 @@ func (rn *runState) attach(ctx context.Context, in *Inbox, queued []QueuedMessag
 	if len(queued) > 0 {
 		in.queue = append(append(make([]QueuedMessage, 0, len(queued)+len(in.queue)), queued...), in.queue...)
 	}
-	rn.steer = s
+	rn.steer, rn.inbox = s, in
 	return s.ctx, nil
 }
 
@@ -412,6 +457,9 @@ func (rn *runState) safePoint(ctx context.Context, res *RunResult, final bool) (
 		q = []QueuedMessage{{Origin: OriginInterrupt, Message: UserMessage(InterruptedNote)}}
 	}
 	for _, m := range q {
+		if m.job != nil {
+			rn.delivered(m.job, res)
+		}
 		res.Messages = append(res.Messages, m.Message)
 		rn.emit(&Event{Type: EventUserMessage, Origin: m.Origin, Messages: []Message{m.Message}})
 	}
@@ -466,6 +514,11 @@ func (rn *runState) undelivered(res *RunResult) {
 	q, i := rn.steer.detach()
 	if res.Paused != nil && i != nil {
 		res.Paused.Interrupt = i
+	}
+	if res.Paused == nil {
+		// The ends of jobs go with the run that had them: RunResult.Jobs
+		// says how each ended.
+		q = slices.DeleteFunc(q, func(m QueuedMessage) bool { return m.Origin == OriginJob })
 	}
 	if len(q) == 0 {
 		return

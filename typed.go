@@ -13,10 +13,12 @@ import (
 // FuncTool is a [Tool] built from a Go function by [NewTool]. Set its
 // exported fields before registering it; the registry reads the spec once.
 type FuncTool[In any] struct {
-	// Annotations, Timeout and Exclusive go into the tool's [ToolSpec].
+	// Annotations, Timeout, Exclusive and Background go into the tool's
+	// [ToolSpec].
 	Annotations Annotations
 	Timeout     time.Duration
 	Exclusive   bool
+	Background  bool
 
 	name, description string
 	schema            json.RawMessage
@@ -66,6 +68,7 @@ func (t *FuncTool[In]) Spec() ToolSpec {
 		Annotations: t.Annotations,
 		Timeout:     t.Timeout,
 		Exclusive:   t.Exclusive,
+		Background:  t.Background,
 	}
 }
 
