@@ -193,6 +193,7 @@ func TestBrowser(t *testing.T) {
 		{"paused", paused.Bytes(), "deploy", "text", []string{"c2", "c3"}},
 		{"steered", recordSteered(t), "deploy", "deployed", nil},
 		{"jobs", jobLog(t), "exec_shell", "sleep", []string{"c1"}},
+		{"job-recorded", recordJob(t), "echo", "other work", nil},
 	}
 	t.Run("csp", func(t *testing.T) {
 		// A script that got into the page some other way than the page's

@@ -20,6 +20,24 @@ func (r *run) job(id string) *job {
 	return j
 }
 
+// outlives reports whether e happened after the turn it names, as a
+// job's events do: they name the turn of the call that started the job
+// (and so do the hook effects on a job's result, events of that call
+// after it completed).
+func (r *run) outlives(e *toolloop.Event) bool {
+	switch e.Type {
+	case toolloop.EventJobStarted:
+		return false
+	case toolloop.EventJobOutput, toolloop.EventJobFinished:
+		return true
+	}
+	if e.CallID == "" {
+		return false
+	}
+	c := r.callOf[e.CallID]
+	return c != nil && c.done && c.Job != ""
+}
+
 // jobEvent folds a job.started, job.output or job.finished event into
 // its job, and marks the call that started it.
 func (b *builder) jobEvent(r *run, e *toolloop.Event) {
@@ -78,7 +96,6 @@ func (b *builder) jobFinished(j *job, e *toolloop.Event) {
 		ej = &toolloop.Job{} // an end that does not say how: shown as an error
 	}
 	j.done, j.end = true, cmp.Or(ej.Ended, e.Time)
-	j.EndTurn = max(e.Turn, j.Turn)
 	j.Status = string(ej.Status)
 	switch ej.Status {
 	case toolloop.JobOK, toolloop.JobError, toolloop.JobCanceled:
@@ -173,13 +190,11 @@ func wordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// finishJobs places r's jobs on its timeline: a job the log does not see
-// end runs to the run's last event, in its last turn.
+// finishJobs places r's jobs on its timeline, once its turns are placed:
+// a job ends in the last turn that started before its end (its events
+// name the turn it started in), and a job the log does not see end runs
+// to the run's last event, in its last turn.
 func (b *builder) finishJobs(r *run) {
-	lastTurn := 0
-	for _, t := range r.Turns {
-		lastTurn = max(lastTurn, t.N)
-	}
 	for _, j := range r.Jobs {
 		if j.start.IsZero() {
 			j.start = r.start
@@ -187,12 +202,17 @@ func (b *builder) finishJobs(r *run) {
 		end := j.end
 		if !j.done {
 			end = r.end
-			j.EndTurn = max(lastTurn, j.Turn)
 		}
 		j.At = b.ms(j.start)
 		j.Dur = max(b.ms(end)-j.At, 0)
-		if j.Turn == 0 {
-			j.Turn = j.EndTurn
+		if j.Turn == 0 && len(r.Turns) > 0 {
+			j.Turn = r.Turns[0].N
+		}
+		j.EndTurn = j.Turn
+		for _, t := range r.Turns { // sorted by number
+			if t.N > j.EndTurn && (t.At <= j.At+j.Dur || !j.done) {
+				j.EndTurn = t.N
+			}
 		}
 	}
 	b.p.Jobs += len(r.Jobs)

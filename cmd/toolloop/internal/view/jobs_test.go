@@ -2,7 +2,11 @@ package view
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,12 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/eventlog"
 	"github.com/toolloop/toolloop/looptest"
 )
 
 // jobEvents is a run of four turns with two background jobs: job_1,
-// started by call c1 in turn 1, reports output in turns 2 and 3 and ends
-// in turn 3, 53 ms after it started, and the model is told in a message;
+// started by call c1 in turn 1, reports output in turns 2 and 3, a hook
+// transforms its result and it ends in turn 3, 53 ms after it started,
+// and the model is told in a message;
 // job_2, started by c3 in turn 2, has no end in the log (the log was cut,
 // or the process died), so it runs to the run's last event.
 func jobEvents() []toolloop.Event {
@@ -54,7 +60,8 @@ func jobEvents() []toolloop.Event {
 		e.Text, e.Coalesced = text, coalesced
 		return e
 	}
-	finished := jobEv(toolloop.EventJobFinished, 60, 3, "c1")
+	// As the loop sends them, a job's events name the turn it started in.
+	finished := jobEv(toolloop.EventJobFinished, 60, 1, "c1")
 	finished.Job = &toolloop.Job{ID: "job_1", CallID: "c1", Tool: "exec_shell", Turn: 1, Status: toolloop.JobOK,
 		Started: ms(7), Ended: ms(60), OutputBytes: 40, Result: &toolloop.ToolResult{CallID: "c1", Name: "exec_shell",
 			Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.TextContent("ok  example.com/pkg 0.3s\n")},
@@ -71,14 +78,16 @@ func jobEvents() []toolloop.Event {
 		done(8, 1, "c1", "exec_shell", "started job job_1 (exec_shell) in the background"),
 		done(20, 1, "c2", "read_file", "package a"),
 		req(21, 2),
-		output(30, 2, "c1", "=== RUN   TestA\n", 1),
+		output(30, 1, "c1", "=== RUN   TestA\n", 1),
 		resp(40, 2, "", looptest.Call("c3", "exec_shell", `{"command":"sleep 100","background":true}`)),
 		started(41, 2, "job_2", "c3"),
 		done(42, 2, "c3", "exec_shell", "started job job_2 (exec_shell) in the background"),
 		output(45, 2, "c3", "zzz", 1),
+		{Type: toolloop.EventHook, Time: ms(59), RunID: "r", Turn: 1, CallID: "c1", Tool: "exec_shell",
+			Hook: &toolloop.HookEffect{Hook: "post_tool_use", Effect: "transform", Detail: "redacted the job's result"}},
 		req(50, 3),
 		resp(52, 3, "", looptest.Call("c4", "read_file", `{"path":"b.go"}`)),
-		output(55, 3, "c1", "--- PASS: TestA (0.00s)\n", 3),
+		output(55, 1, "c1", "--- PASS: TestA (0.00s)\n", 3),
 		done(58, 3, "c4", "read_file", "package b"),
 		finished,
 		{Type: toolloop.EventUserMessage, Time: ms(61), RunID: "r", Turn: 3, Origin: toolloop.OriginJob,
@@ -150,6 +159,7 @@ func TestModelJobs(t *testing.T) {
 	// the turn it started in.
 	assert.InDelta(t, 1.0, r.Turns[0].At, 1e-9)
 	assert.InDelta(t, 19.0, r.Turns[0].Dur, 1e-9)
+	assert.Len(t, c1.Hooks, 1, "the hook on the job's result is its call's")
 }
 
 func TestModelJobEnds(t *testing.T) {
@@ -198,4 +208,117 @@ func TestModelJobEnds(t *testing.T) {
 	assert.Equal(t, []string{"job_12"}, notes[0].Jobs)
 	assert.Nil(t, notes[1].Jobs, "three jobs were not told: the message names none")
 	assert.Equal(t, "job ended", notes[1].Title)
+}
+
+// suiteTool stands for a slow test suite run in the background: it
+// reports a line of output, waits to be released, and ends with exit
+// code 0.
+type suiteTool struct{ release, returned chan struct{} }
+
+func (s *suiteTool) Spec() toolloop.ToolSpec {
+	return toolloop.ToolSpec{Name: "suite", Description: "Runs the tests.", Background: true,
+		InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (s *suiteTool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	call.ReportPartial("=== RUN TestA\n")
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.release:
+	}
+	defer close(s.returned)
+	return &toolloop.ToolResult{Content: []toolloop.Content{toolloop.TextContent("ok ./...")},
+		Meta: toolloop.ResultMeta{Extra: map[string]any{"exit_code": 0}}}, nil
+}
+
+// turnModel answers each turn with reply(turn, request).
+type turnModel struct {
+	mu    sync.Mutex
+	n     int
+	reply func(int, *toolloop.Request) *toolloop.Response
+}
+
+func (m *turnModel) Generate(_ context.Context, req *toolloop.Request) (*toolloop.Response, error) {
+	m.mu.Lock()
+	m.n++
+	n := m.n
+	m.mu.Unlock()
+	return m.reply(n, req), nil
+}
+
+// recordJob returns the log of a real AgentLoop whose model starts a job
+// in turn 1 and goes on working while it runs; the job is released in
+// turn 3, and the model answers once it is told the job ended.
+func recordJob(t *testing.T) []byte {
+	suite := &suiteTool{release: make(chan struct{}), returned: make(chan struct{})}
+	var reg toolloop.ToolRegistry
+	reg.MustRegister(suite)
+	reg.MustRegister(toolloop.NewTool("echo", "Echoes.", func(_ context.Context, in struct {
+		S string `json:"s"`
+	}) (any, error) {
+		return in.S, nil
+	}))
+	told := func(req *toolloop.Request) bool {
+		for _, m := range req.Messages {
+			if m.Role == toolloop.RoleUser && strings.Contains(m.Text(), "[Job job_1") {
+				return true
+			}
+		}
+		return false
+	}
+	m := &turnModel{reply: func(n int, req *toolloop.Request) *toolloop.Response {
+		switch {
+		case n == 1:
+			return looptest.Calls(looptest.Call("c1", "suite", `{"background":true}`))
+		case n == 3:
+			close(suite.release)
+			<-suite.returned
+		case told(req):
+			return looptest.Text("The tests pass.")
+		case n > 3:
+			time.Sleep(5 * time.Millisecond) // the job is ending
+		}
+		return looptest.Calls(looptest.Call("e"+strconv.Itoa(n), "echo", `{"s":"other work"}`))
+	}}
+	var buf syncBuffer
+	w := eventlog.NewWriter(&buf, eventlog.Options{NoSync: true})
+	loop := &toolloop.AgentLoop{Model: m, Tools: &reg, OnEvent: w.Record}
+	res, err := loop.Run(t.Context(), []toolloop.Message{toolloop.UserMessage("Test it.")})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// TestModelRecordedJob: with the events the loop sends (which name the
+// turn the job started in), the job starts in turn 1 and ends in the turn
+// it ended in, and does not stretch turn 1.
+func TestModelRecordedJob(t *testing.T) {
+	p := buildLog(t, recordJob(t), Options{})
+	r := p.Runs[0]
+	require.Len(t, r.Jobs, 1)
+	j := r.Jobs[0]
+	assert.Equal(t, "job_1", j.ID)
+	assert.Equal(t, "suite", j.Tool)
+	assert.Equal(t, statusOK, j.Status)
+	assert.Equal(t, 1, j.Turn)
+	assert.GreaterOrEqual(t, j.EndTurn, 3, "released in turn 3")
+	require.NotNil(t, j.Exit)
+	assert.EqualValues(t, 0, *j.Exit)
+	require.NotEmpty(t, j.Output)
+	assert.Equal(t, "=== RUN TestA\n", j.Output[0].Text.S)
+	assert.Equal(t, "job_1", callsByID(p.Runs)["c1"].Job)
+	t1 := r.Turns[0]
+	assert.Less(t, t1.At+t1.Dur, j.At+j.Dur, "the job outlives turn 1, which it does not stretch")
+	assert.Greater(t, j.Told, j.Turn)
+	var linked []string
+	for _, tn := range r.Turns {
+		for _, n := range tn.Notes {
+			if n.Kind == "job" {
+				linked = append(linked, n.Jobs...)
+			}
+		}
+	}
+	assert.Equal(t, []string{"job_1"}, linked, "the end message is linked to the job")
 }

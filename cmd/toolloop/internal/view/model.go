@@ -353,7 +353,11 @@ func (b *builder) add(e *toolloop.Event) {
 	r := b.run(e)
 	var t *turn
 	if e.Turn > 0 {
-		t = r.turn(e.Turn, e.Time)
+		at := e.Time
+		if r.outlives(e) {
+			at = time.Time{} // it does not stretch the turn it names
+		}
+		t = r.turn(e.Turn, at)
 	}
 	switch e.Type {
 	case toolloop.EventJobStarted, toolloop.EventJobOutput, toolloop.EventJobFinished:
@@ -668,7 +672,6 @@ func (b *builder) finish() *page {
 		if r.ParentRun == "" {
 			p.Turns += len(r.Turns)
 		}
-		b.finishJobs(r)
 		for _, t := range r.Turns {
 			b.finishTurn(t)
 			for _, c := range t.Calls {
@@ -683,6 +686,9 @@ func (b *builder) finish() *page {
 	}
 	for _, r := range b.order {
 		walk(r)
+	}
+	for _, r := range b.runs {
+		b.finishJobs(r) // after the turns: a job's end is placed among them
 	}
 	p.Runs = b.order
 	if p.Runs == nil {
