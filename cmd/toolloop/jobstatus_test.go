@@ -2,14 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/looptest"
 )
 
 var jobT0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -94,4 +98,82 @@ Waiting for the tests
   ✓ job_1 exec_shell command="make test" (31s) → ok: PASS
   · jobs: none running
 `, b.String())
+}
+
+// slowTool runs in the background until released.
+type slowTool struct{ release chan struct{} }
+
+func (s *slowTool) Spec() toolloop.ToolSpec {
+	return toolloop.ToolSpec{Name: "suite", Description: "Runs the tests.", Background: true, InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (s *slowTool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResult, error) {
+	call.ReportPartial("=== RUN TestA\n")
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.release:
+		return &toolloop.ToolResult{Content: []toolloop.Content{toolloop.TextContent("ok ./...")},
+			Meta: toolloop.ResultMeta{Extra: map[string]any{"exit_code": 0}}}, nil
+	}
+}
+
+// modelFunc answers turn n (from 1) with reply(n).
+type modelFunc func(n int) *toolloop.Response
+
+func (f modelFunc) counter() toolloop.Model {
+	var mu sync.Mutex
+	n := 0
+	return toolloop.ModelFunc(func(context.Context, *toolloop.Request) (*toolloop.Response, error) {
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		return f(k), nil
+	})
+}
+
+// With the events of a real loop: job_1 starts in turn 1 and job_2 in
+// turn 2; job_1 is released in turn 3 and waited for; the run's end
+// cancels job_2.
+func TestPrintJobStatusLoop(t *testing.T) {
+	suite, lint := &slowTool{release: make(chan struct{})}, &slowTool{release: make(chan struct{})}
+	var reg toolloop.ToolRegistry
+	reg.MustRegister(suite)
+	reg.MustRegister(renamed{lint, "lint"})
+	var b syncBuffer
+	model := modelFunc(func(n int) *toolloop.Response {
+		switch n {
+		case 1:
+			return looptest.Calls(looptest.Call("c1", "suite", `{"background":true}`))
+		case 2:
+			return looptest.Calls(looptest.Call("c2", "lint", `{"background":true}`))
+		case 3:
+			close(suite.release)
+			return looptest.Calls(looptest.Call("c3", toolloop.JobWaitName, `{"job":"job_1"}`))
+		}
+		return looptest.Text("Tests pass; lint is still running.")
+	})
+	loop := &toolloop.AgentLoop{Tools: &reg, OnEvent: newPrint(&output{w: &b}, false), Model: model.counter()}
+	res, err := loop.Run(t.Context(), []toolloop.Message{toolloop.UserMessage("test")})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 2)
+	out := b.String()
+	assert.Contains(t, out, "  & job_1 suite background=true → started in the background\n  · jobs: 1 running (job_1 suite 0s)\n")
+	assert.Regexp(t, `  & job_2 lint background=true → started in the background\n  · jobs: 2 running \(job_1 suite \d+s, job_2 lint \d+s\)\n`, out)
+	assert.Regexp(t, `  ✓ job_1 suite background=true (\(.+\) )?→ ok, exit code 0: ok \./\.\.\.\n  · jobs: 1 running \(job_2 lint \d+s\)\n`, out)
+	assert.Regexp(t, `  ! job_2 lint background=true (\(.+\) )?→ canceled: .+\n  · jobs: none running\n$`, out)
+	assert.NotContains(t, out, "started job job_", "a job's line stands for its starting call's")
+}
+
+// renamed is a tool under another name.
+type renamed struct {
+	toolloop.Tool
+	name string
+}
+
+func (r renamed) Spec() toolloop.ToolSpec {
+	s := r.Tool.Spec()
+	s.Name = r.name
+	return s
 }
