@@ -18,6 +18,7 @@ var allTypes = []toolloop.EventType{
 	toolloop.EventProgress, toolloop.EventPartialResult, toolloop.EventComplete,
 	toolloop.EventModelRetry, toolloop.EventModelFallback, toolloop.EventTurnSentBack, toolloop.EventOutputInvalid,
 	toolloop.EventUserMessage, toolloop.EventRunInterrupted,
+	toolloop.EventJobStarted, toolloop.EventJobOutput, toolloop.EventJobFinished,
 }
 
 const runID = "run_1"
@@ -189,4 +190,43 @@ func withError(typ toolloop.EventType, msg string) toolloop.Event {
 	e := ev(typ)
 	e.Error = msg
 	return e
+}
+
+// The background job job_1, started by call c1 to exec_shell in turn 1,
+// 31s before t0.
+func jobEv(typ toolloop.EventType) toolloop.Event {
+	e := ev(typ)
+	e.CallID, e.Tool, e.Source, e.SourceName = "c1", "exec_shell", toolloop.SourceBuiltin, "local"
+	return e
+}
+
+func jobStarted() toolloop.Event {
+	e := jobEv(toolloop.EventJobStarted)
+	e.Job = &toolloop.Job{ID: "job_1", CallID: "c1", Tool: "exec_shell", Turn: 1, Status: toolloop.JobRunning, Started: t0.Add(-31 * time.Second)}
+	return e
+}
+
+func jobOutput(text string) toolloop.Event {
+	e := jobEv(toolloop.EventJobOutput)
+	e.Turn, e.Text = 2, text
+	return e
+}
+
+// jobFinished is job_1's end at t0, in turn 3, 31s after it started, with
+// the result r (nil for none) and reason.
+func jobFinished(status toolloop.JobStatus, r *toolloop.ToolResult, reason string) toolloop.Event {
+	e := jobEv(toolloop.EventJobFinished)
+	e.Turn = 3
+	if r != nil {
+		r.CallID, r.Name = "c1", "exec_shell"
+	}
+	e.Job = &toolloop.Job{ID: "job_1", CallID: "c1", Tool: "exec_shell", Turn: 1, Status: status, Started: t0.Add(-31 * time.Second),
+		Ended: t0, OutputBytes: 4096, Reason: reason, Result: r}
+	return e
+}
+
+// withExit returns r with the exit code a shell tool reports.
+func withExit(r *toolloop.ToolResult, code any) *toolloop.ToolResult {
+	r.Meta.Extra = map[string]any{"exit_code": code}
+	return r
 }

@@ -62,6 +62,16 @@ type PrinterOptions struct {
 //	» delivered: use the staging database
 //	! interrupted (now)
 //
+// Background jobs (see toolloop.Job) print a line when they start, in
+// place of their starting call's line, and one when they end, with their
+// status, duration, exit code (a result's Meta.Extra["exit_code"]) and
+// why a canceled job was canceled; the loop's message that tells the
+// model a job ended prints as such, not as steering:
+//
+//	& job_1 exec_shell command="go test ./..." → started in the background
+//	✓ job_1 exec_shell command="go test ./..." (31s) → ok, exit code 0
+//	» job end delivered: [Job job_1 (exec_shell) ended: ok after 31s …]
+//
 // [PrinterOptions] Verbose adds the rest.
 //
 // Output per event is bounded (see the byte limits of [PrinterOptions])
@@ -114,6 +124,7 @@ const (
 	markStart  = "…"
 	markEdit   = "~"
 	markSteer  = "»"
+	markJob    = "&"        // a job started: the shell's mark for the background
 	markGap    = "        " // indents the lines of a message under a call
 	reasonMark = "┊ "
 )
@@ -134,6 +145,11 @@ type runView struct {
 	// calls holds the argument summaries of calls the model made that
 	// have not completed.
 	calls map[string]string
+	// jobs holds the argument summaries of the run's jobs that have not
+	// ended, by job ID; jobCalls the calls that started one and have not
+	// completed.
+	jobs     map[string]string
+	jobCalls map[string]bool
 	// streamed: this turn's text came as deltas.
 	streamed, streamedReasoning bool
 	paused                      bool
@@ -142,7 +158,7 @@ type runView struct {
 func (p *printer) run(id string) *runView {
 	v := p.runs[id]
 	if v == nil {
-		v = &runView{calls: map[string]string{}}
+		v = &runView{calls: map[string]string{}, jobs: map[string]string{}, jobCalls: map[string]bool{}}
 		p.runs[id] = v
 	}
 	return v
@@ -218,7 +234,23 @@ func (p *printer) print(e toolloop.Event) {
 			p.partial(e)
 		}
 	case toolloop.EventComplete:
+		if v.jobCalls[e.CallID] {
+			delete(v.jobCalls, e.CallID)
+			if !p.o.Verbose && (e.Result == nil || !e.Result.IsError()) {
+				// The job's line said it started.
+				delete(v.calls, e.CallID)
+				return
+			}
+		}
 		p.complete(v, e)
+	case toolloop.EventJobStarted:
+		p.jobStarted(v, e)
+	case toolloop.EventJobOutput:
+		if p.o.Verbose {
+			p.partial(e) // as a call's partial output, under its tool
+		}
+	case toolloop.EventJobFinished:
+		p.jobFinished(v, e)
 	case toolloop.EventRunStart:
 		if p.o.Verbose {
 			p.line(markInfo, sgrDim, "run "+e.RunID+" started with "+plural(len(e.Messages), "message"))
@@ -615,8 +647,27 @@ func (p *printer) edit(ed *toolloop.TranscriptEdit) {
 }
 
 // delivered prints a message sent into the running run, where the loop
-// delivered it: "» delivered: use the staging database".
+// delivered it: "» delivered: use the staging database". The loop's
+// message that a job ended shows the first line of each message it
+// delivered: the job's line said how it ended.
 func (p *printer) delivered(e toolloop.Event) {
+	if e.Origin == toolloop.OriginJob {
+		what := "job end delivered"
+		if len(e.Messages) > 1 {
+			what = "job ends delivered"
+		}
+		var lines []string
+		for _, m := range e.Messages {
+			line, more := firstLine(m.Text())
+			line, cut := clip(line, p.o.ResultBytes)
+			if cut > 0 || more {
+				line += " …"
+			}
+			lines = append(lines, line)
+		}
+		p.message(markSteer, sgrCyan, what, strings.Join(lines, "\n"))
+		return
+	}
 	what := "delivered"
 	if e.Origin != "" && e.Origin != toolloop.OriginSteer {
 		what += " (" + strings.ReplaceAll(string(e.Origin), "_", "-") + ")"
@@ -626,6 +677,76 @@ func (p *printer) delivered(e toolloop.Event) {
 		texts = append(texts, m.Text())
 	}
 	p.message(markSteer, sgrCyan, what, strings.Join(texts, "\n"))
+}
+
+// jobStarted prints that a call started a background job: "& job_1
+// exec_shell command=make → started in the background".
+func (p *printer) jobStarted(v *runView, e toolloop.Event) {
+	j := e.Job
+	if j == nil {
+		return
+	}
+	callID := cmp.Or(e.CallID, j.CallID)
+	args := v.calls[callID]
+	v.jobs[j.ID] = args
+	v.jobCalls[callID] = true
+	p.callLine(markJob, sgrCyan, j.ID+" "+cmp.Or(e.Tool, j.Tool), args, "", "started in the background")
+}
+
+// jobFinished prints how a job ended: its status and duration, its exit
+// code if its result has one, the error of a failed job in full (up to
+// ErrorBytes), why a canceled one was canceled, and the first line of a
+// successful one's result.
+func (p *printer) jobFinished(v *runView, e toolloop.Event) {
+	j := e.Job
+	if j == nil {
+		return
+	}
+	args := v.jobs[j.ID]
+	delete(v.jobs, j.ID)
+	dur := ""
+	d := j.Ended.Sub(j.Started)
+	if j.Started.IsZero() || j.Ended.IsZero() {
+		d = 0
+		if j.Result != nil {
+			d = j.Result.Meta.Duration
+		}
+	}
+	if d > 0 {
+		dur = formatDuration(d)
+	}
+	tool := cmp.Or(e.Tool, j.Tool)
+	r := j.Result
+	what := string(j.Status)
+	if r != nil && r.Error != nil && string(r.Error.Kind) != string(j.Status) {
+		what += " (" + string(r.Error.Kind) + ")"
+	}
+	if code, ok := exitCode(r); ok {
+		what += ", exit code " + strconv.FormatInt(code, 10)
+	}
+	if j.Status == toolloop.JobOK {
+		if r != nil {
+			what += ": " + p.resultSummary(r)
+		}
+		p.callLine(markOK, sgrGreen, j.ID+" "+tool, args, dur, what)
+		return
+	}
+	mark, sgr := markFailed, sgrRed
+	if j.Status == toolloop.JobCanceled {
+		mark, sgr = markNote, sgrYellow
+	}
+	msg := j.Reason
+	switch {
+	case msg != "":
+	case r != nil && r.Error != nil:
+		msg = r.Error.Message
+	case r != nil:
+		msg = r.Text()
+	}
+	p.callHead(mark, sgr, j.ID+" "+tool, args, dur)
+	p.buf = append(p.buf, " → "...)
+	p.buf = p.c.add(p.buf, sgr, what)
+	p.body("", msg)
 }
 
 // interrupted prints where an interrupt stopped the run: "interrupted

@@ -3,6 +3,7 @@ package sink_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"iter"
 	"regexp"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/sanitize"
 	"github.com/toolloop/toolloop/sink"
 )
 
@@ -43,6 +45,11 @@ func TestPrinterEvents(t *testing.T) {
 	image := &toolloop.ToolResult{Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.ImageContent("image/png", make([]byte, 2048))}}
 	panicEnd := complete(panicked)
 	panicEnd.Stack = "goroutine 7 [running]:\nmain.tool()"
+	shellStart := jobEv(toolloop.EventStart)
+	shellStart.Arguments = json.RawMessage(`{"command":"go test ./...","background":true}`)
+	shellDone := jobEv(toolloop.EventComplete)
+	shellDone.Result = toolloop.TextResult("started job job_1 (exec_shell) in the background")
+	const jobLine = `  & job_1 exec_shell command="go test ./..." background=true → started in the background` + "\n"
 	cases := []struct {
 		name   string
 		opts   sink.PrinterOptions
@@ -165,6 +172,45 @@ func TestPrinterEvents(t *testing.T) {
 		{"user.message ends the streamed line", sink.PrinterOptions{}, []toolloop.Event{
 			delta(toolloop.EventModelDelta, "Working"), userMessage(toolloop.OriginSteer, "stop")},
 			"Working\n  » delivered: stop\n"},
+		{"job.started stands for its call's line", sink.PrinterOptions{}, []toolloop.Event{shellStart, jobStarted(), shellDone}, jobLine},
+		{"job.started verbose keeps its call's line", verbose, []toolloop.Event{shellStart, jobStarted(), shellDone},
+			`  … exec_shell command="go test ./..." background=true` + "\n" + jobLine +
+				`  ✓ exec_shell command="go test ./..." background=true → started job job_1 (exec_shell) in the background` + "\n"},
+		{"job.started's call failing shows", sink.PrinterOptions{}, []toolloop.Event{shellStart, jobStarted(), func() toolloop.Event {
+			e := jobEv(toolloop.EventComplete)
+			e.Result = failed(toolloop.KindExecutionFailed, "no shell")
+			return e
+		}()}, jobLine + `  ✗ exec_shell command="go test ./..." background=true → execution_failed: no shell` + "\n"},
+		{"job.output is quiet", sink.PrinterOptions{}, []toolloop.Event{jobOutput("PASS\n")}, ""},
+		{"job.output verbose", verbose, []toolloop.Event{jobOutput("=== RUN TestA\n--- PASS: TestA\n")},
+			"  … exec_shell → │ === RUN TestA\n  … exec_shell → │ --- PASS: TestA\n"},
+		{"job.finished ok, with its exit code and arguments", sink.PrinterOptions{}, []toolloop.Event{
+			shellStart, jobStarted(), shellDone, jobFinished(toolloop.JobOK, withExit(toolloop.TextResult("ok  pkg/a\nok  pkg/b\n"), 0), "")},
+			jobLine + `  ✓ job_1 exec_shell command="go test ./..." background=true (31s) → ok, exit code 0: ok  pkg/a … (+1 line)` + "\n"},
+		{"job.finished error in full, exit code as decoded from JSON", sink.PrinterOptions{}, []toolloop.Event{
+			jobFinished(toolloop.JobError, withExit(failed(toolloop.KindExecutionFailed, "exit status 2\n--- FAIL: TestB"), 2.0), "")},
+			"  ✗ job_1 exec_shell (31s) → error (execution_failed), exit code 2: exit status 2\n        --- FAIL: TestB\n"},
+		{"job.finished timeout", sink.PrinterOptions{}, []toolloop.Event{
+			jobFinished(toolloop.JobError, failed(toolloop.KindTimeout, "the job ran past 30m0s"), "")},
+			"  ✗ job_1 exec_shell (31s) → error (timeout): the job ran past 30m0s\n"},
+		{"job.finished canceled says why", sink.PrinterOptions{}, []toolloop.Event{
+			jobFinished(toolloop.JobCanceled, failed(toolloop.KindCanceled, "context canceled"), "the run ended")},
+			"  ! job_1 exec_shell (31s) → canceled: the run ended\n"},
+		{"job.finished without times takes the result's duration", sink.PrinterOptions{}, []toolloop.Event{func() toolloop.Event {
+			r := toolloop.TextResult("done")
+			r.Meta.Duration = 1500 * time.Millisecond
+			e := jobFinished(toolloop.JobOK, r, "")
+			e.Job.Started = time.Time{}
+			return e
+		}()}, "  ✓ job_1 exec_shell (1.5s) → ok: done\n"},
+		{"user.message of a job's end", sink.PrinterOptions{}, []toolloop.Event{
+			userMessage(toolloop.OriginJob, "[Job job_1 (exec_shell) ended: ok after 31s]\nok  pkg/a\n")},
+			"  » job end delivered: [Job job_1 (exec_shell) ended: ok after 31s] …\n"},
+		{"user.message of two jobs' ends", sink.PrinterOptions{}, []toolloop.Event{func() toolloop.Event {
+			e := userMessage(toolloop.OriginJob, "[Job job_1 (exec_shell) ended: ok after 31s]")
+			e.Messages = append(e.Messages, toolloop.UserMessage("[Job job_2 (exec_shell) ended: error after 2s]"))
+			return e
+		}()}, "  » job ends delivered: [Job job_1 (exec_shell) ended: ok after 31s]\n        [Job job_2 (exec_shell) ended: error after 2s]\n"},
 		{"run.interrupted", sink.PrinterOptions{}, []toolloop.Event{interrupted(toolloop.Interrupt{Mode: toolloop.InterruptNow})},
 			"  ! interrupted (now)\n"},
 		{"run.interrupted going on", sink.PrinterOptions{}, []toolloop.Event{interrupted(toolloop.Interrupt{Mode: toolloop.InterruptAfterTools, Continue: true})},
@@ -272,6 +318,15 @@ func TestPrinterNeutralizesTerminalControls(t *testing.T) {
 		requested(hostile, hostile),
 		hook("pre_tool_use", "deny", hostile),
 		limit(hostile),
+		func() toolloop.Event {
+			e := jobStarted()
+			e.Tool = hostile
+			return e
+		}(),
+		jobOutput(hostile),
+		jobFinished(toolloop.JobCanceled, nil, hostile),
+		jobFinished(toolloop.JobError, failed(toolloop.KindExecutionFailed, hostile), ""),
+		userMessage(toolloop.OriginJob, hostile),
 		runEnd(toolloop.StopError, hostile),
 	}
 	for _, color := range []sink.Color{sink.ColorNever, sink.ColorAlways} {
@@ -285,6 +340,32 @@ func TestPrinterNeutralizesTerminalControls(t *testing.T) {
 		}
 		assert.Contains(t, rest, `a\x1b]0;pwned\x07b\x1b[2Jcd\u202ee\u009bf\x7fg�h`)
 	}
+}
+
+// The command prints events redacted (sanitize.Redactor.RedactEvent): a
+// secret in a job's tool, output, reason, result or end message does not
+// reach the screen.
+func TestPrinterJobsRedacted(t *testing.T) {
+	var red sanitize.Redactor
+	started := jobStarted()
+	started.Job.Tool, started.Tool = "exec_shell "+secret, ""
+	events := []toolloop.Event{
+		started,
+		jobOutput("token=" + secret),
+		jobFinished(toolloop.JobCanceled, nil, "asked to by "+secret),
+		jobFinished(toolloop.JobError, failed(toolloop.KindExecutionFailed, "auth failed: "+secret), ""),
+		jobFinished(toolloop.JobOK, toolloop.TextResult(secret), ""),
+		userMessage(toolloop.OriginJob, "[Job job_1 ended] "+secret),
+	}
+	var raw, redacted []toolloop.Event
+	for _, e := range events {
+		raw = append(raw, e)
+		redacted = append(redacted, red.RedactEvent(e))
+	}
+	require.Equal(t, 6, strings.Count(printed(verbose, raw...), secret), "every event prints the secret unredacted")
+	out := printed(verbose, redacted...)
+	assert.NotContains(t, out, secret)
+	assert.Equal(t, 6, strings.Count(out, "[REDACTED:"), out)
 }
 
 func TestPrinterColor(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 // *SlogOptions, is the documented default of every field: no deltas, no
 // arguments, no content, no redaction.
 type SlogOptions struct {
-	// Deltas also logs model text and reasoning deltas and tools' partial
-	// output, one Debug record each. They are left out by default: a
+	// Deltas also logs model text and reasoning deltas, tools' partial
+	// output and background jobs' output, one Debug record each. They are left out by default: a
 	// streamed turn makes hundreds of them, and the model.response and
 	// tool.execution_complete records hold what they add up to.
 	Deltas bool
@@ -29,9 +29,10 @@ type SlogOptions struct {
 	// prompt ("prompt", the last user message of run.start), the model's
 	// text and reasoning ("text", "reasoning"), a result's text or a
 	// failed call's message ("output", "error_message"), partial output,
-	// progress messages, and the reasons and details of guards,
-	// approvals, hooks and repairs ("reason", "detail", "repairs"). Each
-	// can hold secrets: set Redact too.
+	// progress messages, jobs' output and results, and the reasons and
+	// details of guards, approvals, hooks, repairs and canceled jobs
+	// ("reason", "detail", "repairs"). Each can hold secrets: set Redact
+	// too.
 	Content bool
 	// MaxBytes bounds each text attribute (arguments, content, errors,
 	// stacks); 0 means 1024. A longer value is cut on a rune boundary and
@@ -65,19 +66,26 @@ type SlogOptions struct {
 //     effect; tool.execution_progress: done and total;
 //   - transcript.edited: strategy, reason, tokens_before, tokens_after,
 //     cleared (results removed), model and the edit's tokens;
+//   - job.started: job_id, job_status, job_turn (the starting call's);
+//     job.finished: job_id, job_status, job_turn, duration_ms,
+//     output_bytes, error_kind and exit_code (a result's
+//     Meta.Extra["exit_code"]) when it has them; job.output: job's
+//     output bytes, as partial output;
 //   - run.start: messages (how many); run.resumed: approvals and
 //     approved (how many of each);
 //     transcript.repaired: repairs (how many); deltas and partial output:
 //     bytes.
 //
-// Levels follow severity: deltas, model requests, call starts, progress,
-// argument repairs, allowed verdicts and hooks that added context or
-// guidance are Debug; completions, responses, guard rewrites and asks,
-// approvals, hooks that modified or transformed, transcript edits and the
-// start, pause and end of runs are Info; failed calls, denials, refused
-// approvals, hooks that denied or rejected, limits, transcript repairs,
-// turns cut off or refused, and aborted runs are Warn; panics, failing
-// hooks and runs that ended in an error are Error. A run.end after
+// Levels follow severity: deltas, job output, model requests, call
+// starts, progress, argument repairs, allowed verdicts and hooks that
+// added context or guidance are Debug; completions, responses, guard
+// rewrites and asks, approvals, hooks that modified or transformed,
+// transcript edits, jobs that started, ended ok or were canceled, and the
+// start, pause and end of runs are Info; failed calls and jobs, denials,
+// refused approvals, hooks that denied or rejected, limits, transcript
+// repairs, turns cut off or refused, and aborted runs are Warn; panics
+// (of a call or a job), failing hooks and runs that ended in an error
+// are Error. A run.end after
 // run.paused is Info: the pause is not a failure.
 //
 // Nothing secret is logged by default: no arguments, no tool output and
@@ -87,7 +95,8 @@ type SlogOptions struct {
 // rule's name, and the error a run or a limit ended with, which the loop
 // or the provider wrote; Redact applies to them too.
 //
-// Model deltas and partial output are left out unless Deltas is set. The
+// Model deltas, partial output and job output are left out unless Deltas
+// is set. The
 // returned function is safe for concurrent use; it remembers only which
 // runs are paused, until their run.end.
 func NewSlog(logger *slog.Logger, opts *SlogOptions) func(toolloop.Event) {
@@ -112,7 +121,7 @@ type slogSink struct {
 
 func (s *slogSink) event(e toolloop.Event) {
 	switch e.Type {
-	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult:
+	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult, toolloop.EventJobOutput:
 		if !s.o.Deltas {
 			return
 		}
@@ -157,7 +166,7 @@ func (s *slogSink) track(e toolloop.Event) bool {
 // eventLevel is the level of e's record.
 func eventLevel(e toolloop.Event, pausedEnd bool) slog.Level {
 	switch e.Type {
-	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult,
+	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult, toolloop.EventJobOutput,
 		toolloop.EventModelRequest, toolloop.EventStart, toolloop.EventProgress, toolloop.EventArgumentsRepaired:
 		return slog.LevelDebug
 	case toolloop.EventComplete:
@@ -165,6 +174,14 @@ func eventLevel(e toolloop.Event, pausedEnd bool) slog.Level {
 		case e.Result == nil || !e.Result.IsError():
 			return slog.LevelInfo
 		case e.Result.Error != nil && e.Result.Error.Kind == toolloop.KindPanic:
+			return slog.LevelError
+		}
+		return slog.LevelWarn
+	case toolloop.EventJobFinished:
+		switch {
+		case e.Job == nil || e.Job.Status != toolloop.JobError:
+			return slog.LevelInfo
+		case e.Job.Result != nil && e.Job.Result.Error != nil && e.Job.Result.Error.Kind == toolloop.KindPanic:
 			return slog.LevelError
 		}
 		return slog.LevelWarn
@@ -265,21 +282,19 @@ func (s *slogSink) slim(e toolloop.Event) toolloop.Event {
 		}
 		out.Verdict = &vv
 	}
-	if r := e.Result; r != nil {
-		rr := toolloop.ToolResult{CallID: r.CallID, Name: r.Name, Status: r.Status, Meta: toolloop.ResultMeta{
-			Bytes: r.Meta.Bytes, Truncated: r.Meta.Truncated, Duration: r.Meta.Duration,
-			Source: r.Meta.Source, SourceName: r.Meta.SourceName,
-		}}
-		if r.Error != nil {
-			rr.Error = &toolloop.ToolError{Kind: r.Error.Kind}
-			if s.o.Content {
-				rr.Error.Message = r.Error.Message
-			}
-		}
+	out.Result = s.slimResult(e.Result)
+	if j := e.Job; j != nil {
+		jj := toolloop.Job{ID: j.ID, CallID: j.CallID, Tool: j.Tool, Turn: j.Turn, Status: j.Status,
+			Started: j.Started, Ended: j.Ended, OutputBytes: j.OutputBytes, Reported: j.Reported}
 		if s.o.Content {
-			rr.Content = []toolloop.Content{toolloop.TextContent(r.Text())}
+			jj.Reason = j.Reason
 		}
-		out.Result = &rr
+		jj.Result = s.slimResult(j.Result)
+		if c, ok := exitCode(j.Result); ok {
+			// A number: logged whatever Content says.
+			jj.Result.Meta.Extra = map[string]any{"exit_code": c}
+		}
+		out.Job = &jj
 	}
 	if resp := e.Response; resp != nil {
 		m := toolloop.Message{Role: resp.Message.Role}
@@ -331,6 +346,27 @@ func (s *slogSink) slim(e toolloop.Event) toolloop.Event {
 		}
 	}
 	return out
+}
+
+// slimResult is the part of a result a record shows, as a copy.
+func (s *slogSink) slimResult(r *toolloop.ToolResult) *toolloop.ToolResult {
+	if r == nil {
+		return nil
+	}
+	rr := toolloop.ToolResult{CallID: r.CallID, Name: r.Name, Status: r.Status, Meta: toolloop.ResultMeta{
+		Bytes: r.Meta.Bytes, Truncated: r.Meta.Truncated, Duration: r.Meta.Duration,
+		Source: r.Meta.Source, SourceName: r.Meta.SourceName,
+	}}
+	if r.Error != nil {
+		rr.Error = &toolloop.ToolError{Kind: r.Error.Kind}
+		if s.o.Content {
+			rr.Error.Message = r.Error.Message
+		}
+	}
+	if s.o.Content {
+		rr.Content = []toolloop.Content{toolloop.TextContent(r.Text())}
+	}
+	return &rr
 }
 
 func reasoningText(cs []toolloop.Content) string {
@@ -423,9 +459,38 @@ func (s *slogSink) attrs(e toolloop.Event, textBytes int) []slog.Attr {
 			a = append(a, slog.Int("attempt", at.Attempt), slog.Int("model", at.Model), slog.Duration("delay", at.Delay))
 			text("error", at.Error)
 		}
-	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult:
+	case toolloop.EventModelDelta, toolloop.EventModelReasoningDelta, toolloop.EventPartialResult, toolloop.EventJobOutput:
 		a = append(a, slog.Int("bytes", textBytes))
 		text("text", e.Text)
+	case toolloop.EventJobStarted, toolloop.EventJobFinished:
+		if j := e.Job; j != nil {
+			if e.CallID == "" && e.Tool == "" {
+				a = append(a, slog.String("call_id", j.CallID), slog.String("tool", j.Tool))
+			}
+			a = append(a, slog.String("job_id", j.ID), slog.String("job_status", string(j.Status)), slog.Int("job_turn", j.Turn))
+			if e.Type == toolloop.EventJobStarted {
+				break
+			}
+			if !j.Started.IsZero() && !j.Ended.IsZero() {
+				a = append(a, slog.Float64("duration_ms", float64(j.Ended.Sub(j.Started))/float64(time.Millisecond)))
+			}
+			a = append(a, slog.Int64("output_bytes", j.OutputBytes))
+			text("reason", j.Reason)
+			if r := j.Result; r != nil {
+				if r.Error != nil {
+					a = append(a, slog.String("error_kind", string(r.Error.Kind)))
+				}
+				if c, ok := exitCode(r); ok {
+					a = append(a, slog.Int64("exit_code", c))
+				}
+				switch {
+				case r.Error != nil:
+					text("error_message", r.Error.Message)
+				case len(r.Content) > 0:
+					text("output", r.Content[0].Text)
+				}
+			}
+		}
 	case toolloop.EventModelResponse:
 		if r := e.Response; r != nil {
 			a = append(a, slog.String("stop_reason", string(r.StopReason)))

@@ -115,6 +115,24 @@ func TestSlogEvents(t *testing.T) {
 			return e
 		}(), "INFO", map[string]any{"mode": "now", "continue": false}},
 		{"run.end interrupted", nil, runEnd(toolloop.StopInterrupted, "toolloop: the run was interrupted"), "WARN", map[string]any{"stop_reason": "interrupted"}},
+		{"job.started", nil, jobStarted(), "INFO", map[string]any{
+			"call_id": "c1", "tool": "exec_shell", "job_id": "job_1", "job_status": "running", "job_turn": 1.0}},
+		{"job.output", &sink.SlogOptions{Deltas: true}, jobOutput("PASS\n"), "DEBUG", map[string]any{
+			"call_id": "c1", "tool": "exec_shell", "bytes": 5.0, "text": nil}},
+		{"job.finished ok", nil, jobFinished(toolloop.JobOK, withExit(toolloop.TextResult("ok"), 0), ""), "INFO", map[string]any{
+			"job_id": "job_1", "job_status": "ok", "job_turn": 1.0, "duration_ms": 31000.0, "output_bytes": 4096.0,
+			"exit_code": 0.0, "output": nil}},
+		{"job.finished error", nil, jobFinished(toolloop.JobError, withExit(failed(toolloop.KindExecutionFailed, "exit status 2"), 2.0), ""),
+			"WARN", map[string]any{"job_status": "error", "error_kind": "execution_failed", "exit_code": 2.0, "error_message": nil}},
+		{"job.finished panic", nil, jobFinished(toolloop.JobError, failed(toolloop.KindPanic, "boom"), ""), "ERROR", map[string]any{
+			"job_status": "error", "error_kind": "panic", "exit_code": nil}},
+		{"job.finished canceled", nil, jobFinished(toolloop.JobCanceled, failed(toolloop.KindCanceled, "canceled"), "the run ended"),
+			"INFO", map[string]any{"job_status": "canceled", "error_kind": "canceled", "reason": nil}},
+		{"job.finished with no call on the event", nil, func() toolloop.Event {
+			e := jobFinished(toolloop.JobOK, nil, "")
+			e.CallID, e.Tool, e.Source, e.SourceName = "", "", "", ""
+			return e
+		}(), "INFO", map[string]any{"call_id": "c1", "tool": "exec_shell", "job_id": "job_1"}},
 		{"an event type the sink does not know", nil, ev("tool.something_new"), "INFO", map[string]any{"run_id": runID}},
 	}
 	covered := map[toolloop.EventType]bool{}
@@ -208,6 +226,10 @@ func secretEvents() []toolloop.Event {
 			e.Queued = []toolloop.QueuedMessage{{Origin: toolloop.OriginFollowUp, Message: toolloop.UserMessage(secret)}}
 			return e
 		}(),
+		jobStarted(),
+		jobOutput("token=" + secret),
+		jobFinished(toolloop.JobCanceled, failed(toolloop.KindCanceled, "canceled with "+secret), "asked to by "+secret),
+		jobFinished(toolloop.JobOK, toolloop.TextResult("printed "+secret), ""),
 	}
 }
 
@@ -231,7 +253,7 @@ func TestSlogKeepsSecretsOutByDefault(t *testing.T) {
 			s(e)
 		}
 		// The test is meaningful: the options expose every field above.
-		assert.Equal(t, 19, strings.Count(b.String(), secret))
+		assert.Equal(t, 23, strings.Count(b.String(), secret))
 	})
 	t.Run("content with a Redactor", func(t *testing.T) {
 		b.Reset()
@@ -259,8 +281,13 @@ func TestSlogContentAttributes(t *testing.T) {
 		progress(1, 2, "half"),
 		toolloop.Event{Type: toolloop.EventUserMessage, Origin: toolloop.OriginFollowUp, Messages: []toolloop.Message{toolloop.UserMessage("then test")}},
 		toolloop.Event{Type: toolloop.EventRunInterrupted, Interrupt: &toolloop.Interrupt{Mode: toolloop.InterruptAfterModel, Continue: true}},
+		jobFinished(toolloop.JobCanceled, failed(toolloop.KindCanceled, "context canceled"), "the model canceled it"),
+		jobFinished(toolloop.JobOK, toolloop.TextResult("PASS"), ""),
 	)
-	require.Len(t, recs, 11)
+	require.Len(t, recs, 13)
+	assert.Equal(t, "the model canceled it", recs[11]["reason"])
+	assert.Equal(t, "context canceled", recs[11]["error_message"])
+	assert.Equal(t, "PASS", recs[12]["output"])
 	assert.Equal(t, "then test", recs[9]["text"])
 	assert.Equal(t, "follow_up", recs[9]["origin"])
 	assert.Equal(t, "after_model", recs[10]["mode"])

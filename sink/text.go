@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -380,4 +381,27 @@ func blockLabel(c toolloop.Content) string {
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+// exitCode returns a result's exit code, as a shell tool reports it in
+// Meta.Extra["exit_code"], if it has one that is an integer (as the tool
+// set it, or as decoded from JSON).
+func exitCode(r *toolloop.ToolResult) (int64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	switch c := r.Meta.Extra["exit_code"].(type) {
+	case int:
+		return int64(c), true
+	case int64:
+		return c, true
+	case float64:
+		if c == math.Trunc(c) && math.Abs(c) < 1<<53 {
+			return int64(c), true
+		}
+	case json.Number:
+		n, err := c.Int64()
+		return n, err == nil
+	}
+	return 0, false
 }

@@ -107,6 +107,24 @@
 // 130 after flushing the log; toolloop resume continues the run either
 // way.
 //
+// # Background jobs
+//
+// A tool that can run in the background (exec_shell) runs as a job when
+// the model asks: its start and its end each print a line (with the
+// job's status, duration, exit code, and why a canceled job was
+// canceled), its output prints with -v, and the loop's message that tells
+// the model a job ended prints as "» job end delivered: ...". After each
+// job starts or ends, a status line lists the jobs still running and for
+// how long they had run:
+//
+//	& job_1 exec_shell command="go test ./..." background=true → started in the background
+//	· jobs: 1 running (job_1 exec_shell 0s)
+//	✓ job_1 exec_shell command="go test ./..." background=true (31s) → ok, exit code 0: ok ./...
+//	· jobs: none running
+//
+// The run ends its jobs when it ends; toolloop view shows each job as a
+// bar across the turns it ran through.
+//
 // At a terminal, toolloop reads keys one by one while a run works, to see
 // Esc: it echoes what is typed on a line of its own after "> ", and
 // Backspace, Ctrl-U and Ctrl-W edit it; arrow and function keys are

@@ -12,7 +12,6 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/eventlog"
 	"github.com/toolloop/toolloop/sanitize"
-	"github.com/toolloop/toolloop/sink"
 )
 
 // defaultSystem is the system prompt of toolloop run.
@@ -91,7 +90,7 @@ func openSession(ctx context.Context, e *env, f *runFlags, logPath string, resum
 		s.close()
 		return nil, err
 	}
-	s.print = sink.NewPrinter(s.out, &sink.PrinterOptions{Verbose: f.verbose})
+	s.print = newPrint(s.out, f.verbose)
 	fmt.Fprintf(e.stderr, "toolloop: model %s; %d tools\n", name, len(t.reg.Specs(ctx)))
 	return s, nil
 }

@@ -192,6 +192,8 @@ func TestBrowser(t *testing.T) {
 		{"five-hundred-turns", long, "run_tests", "testparse/1", nil},
 		{"paused", paused.Bytes(), "deploy", "text", []string{"c2", "c3"}},
 		{"steered", recordSteered(t), "deploy", "deployed", nil},
+		{"jobs", jobLog(t), "exec_shell", "sleep", []string{"c1"}},
+		{"job-recorded", recordJob(t), "echo", "other work", nil},
 	}
 	t.Run("csp", func(t *testing.T) {
 		// A script that got into the page some other way than the page's
@@ -257,6 +259,12 @@ func TestBrowser(t *testing.T) {
 						js[[]string](t, ctx, `[...document.querySelectorAll('.note.message')].map(n => n.querySelector('.t').textContent + ": " + n.querySelector('pre').textContent)`))
 					assert.Equal(t, 2, js[int](t, ctx, `document.querySelectorAll('.note.interrupt').length`))
 					assert.Equal(t, 1, js[int](t, ctx, `document.querySelectorAll('.cut-short').length`))
+				}
+				if pg.name == "jobs" {
+					jobBars(t, ctx)
+					if src.name == "file" {
+						screenshot(t, ctx, dir, "jobs-open", nil)
+					}
 				}
 				filters(t, ctx, pg.log, want, pg.tool, pg.search)
 				assert.Empty(t, cons.errors(), "the page reported errors")
@@ -382,4 +390,55 @@ func searchLog(t *testing.T, logBytes []byte, query string) []string {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// box is where an element is drawn, horizontally.
+type box struct {
+	L float64 `json:"l"`
+	R float64 `json:"r"`
+}
+
+// jobBars checks the page of jobLog: each job is a bar on the run's axis
+// that starts in its starting call's turn and outlives it, and a bar in
+// each turn it ran through; the message that told the model opens the
+// job's row, which lists its output.
+func jobBars(t *testing.T, ctx context.Context) {
+	t.Helper()
+	assert.Equal(t, []string{"job_1 exec_shell · ok · turns 1–3 · 53 ms", "job_2 exec_shell · unfinished · turns 2–4 · 30 ms"},
+		js[[]string](t, ctx, `[...document.querySelectorAll('.jobs .lane .lbl')].map(l => l.textContent)`))
+	turnsWith := func(id string) []int {
+		return js[[]int](t, ctx, `[...document.querySelectorAll('details.turn')].filter(d => d.querySelector('.axis .bar.job[data-job="`+id+`"]')).map(d => +d.dataset.turn)`)
+	}
+	assert.Equal(t, []int{1, 2, 3}, turnsWith("job_1"))
+	assert.Equal(t, []int{2, 3, 4}, turnsWith("job_2"))
+	assert.Equal(t, 2, js[int](t, ctx, `document.querySelectorAll('details.turn[data-turn="2"] .axis .bar.job.on').length`),
+		"in turn 2 both jobs run on")
+
+	geo := js[map[string]box](t, ctx, `(() => {
+		const at = e => { const b = e.getBoundingClientRect(); return {l: b.left, r: b.right} };
+		const o = {};
+		document.querySelectorAll('.jobs .seg').forEach(s => o['turn' + s.dataset.turn] = at(s));
+		document.querySelectorAll('.jobs .bar.job').forEach(b => o[b.dataset.job] = at(b));
+		o.axis = at(document.querySelector('.jobs .axis'));
+		return o })()`)
+	j1, j2 := geo["job_1"], geo["job_2"]
+	require.Positive(t, j1.R-j1.L, "job_1's bar is drawn")
+	const px = 1.5 // rounding of the percentages into pixels
+	assert.True(t, j1.L >= geo["turn1"].L-px && j1.L <= geo["turn1"].R+px, "job_1 starts in turn 1: %v in %v", j1, geo["turn1"])
+	assert.Greater(t, j1.R, geo["turn2"].R, "job_1 outlives turn 2")
+	assert.True(t, j1.R >= geo["turn3"].L-px && j1.R <= geo["turn3"].R+px, "job_1 ends in turn 3: %v in %v", j1, geo["turn3"])
+	assert.True(t, j2.L >= geo["turn2"].L-px && j2.L <= geo["turn2"].R+px, "job_2 starts in turn 2: %v in %v", j2, geo["turn2"])
+	assert.InDelta(t, geo["axis"].R, j2.R, px+1, "job_2 has no end: it runs to the run's end")
+
+	// The starting call says it started the job.
+	assert.Contains(t, js[string](t, ctx, `document.querySelector('.call[data-id="c1"] .flags').textContent`), "started job job_1")
+	// The message that told the model is the job's end, linked to its row.
+	assert.Equal(t, "job ended: job_1", js[string](t, ctx, `document.querySelector('.note.job .t').textContent`))
+	assert.False(t, js[bool](t, ctx, `document.getElementById('job-r-job_1').classList.contains('open')`))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.note.job .joblink`))))
+	assert.True(t, js[bool](t, ctx, `document.getElementById('job-r-job_1').classList.contains('open')`), "the link opens the job")
+	assert.Equal(t, []string{"=== RUN   TestA\n", "--- PASS: TestA (0.00s)\n"},
+		js[[]string](t, ctx, `[...document.querySelectorAll('#job-r-job_1 .out pre')].map(p => p.textContent)`))
+	assert.Contains(t, js[string](t, ctx, `document.querySelector('#job-r-job_1 .detail').textContent`), "2 more reports not listed")
+	assert.Contains(t, js[string](t, ctx, `document.querySelector('#job-r-job_1 .detail').textContent`), "exit code0")
 }

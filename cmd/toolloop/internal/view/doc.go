@@ -9,7 +9,13 @@
 // calls that ran in parallel show side by side) and as rows that open to
 // their arguments, guard verdict, approval, hook effects, result
 // (truncation marked), error, file diff, and the runs of agents used as
-// tools nested under the call that started them. Pauses, resumptions,
+// tools nested under the call that started them. Background jobs (see
+// toolloop.Job) show as bars on an axis of their whole run, over a lane
+// of its turns: a job starts in its starting call's turn and outlives it,
+// to its end or, if the log has none, to the run's last event; each turn
+// it ran through shows it too, and its row opens to its output reports,
+// exit code, reason and result. The message that told the model a job
+// ended shows as "job ended", linked to the job. Pauses, resumptions,
 // limits, compactions and other transcript edits show where they
 // happened; so do messages sent into a running run (toolloop.Inbox),
 // where the loop delivered them, and interrupts, with their mode, and a

@@ -40,6 +40,7 @@ type page struct {
 	// Counts are the calls by status, child calls included.
 	Counts    map[string]int `json:"counts"`
 	Calls     int            `json:"calls"`
+	Jobs      int            `json:"jobs"`
 	Turns     int            `json:"turns"`
 	Events    int            `json:"events"`
 	OpenTurns int            `json:"openTurns"`
@@ -69,10 +70,14 @@ type run struct {
 	Turns []*turn              `json:"turns"`
 	// Notes are the run's events that belong to no turn.
 	Notes []*note `json:"notes,omitempty"`
+	// Jobs are the run's background jobs, in the order they started.
+	Jobs []*job `json:"jobs,omitempty"`
 
 	start, end time.Time
 	turnOf     map[int]*turn
 	callOf     map[string]*call
+	jobOf      map[string]*job // by job ID
+	jobByCall  map[string]*job // by the ID of the call that started it
 }
 
 // turn is one model turn and the calls it asked for.
@@ -108,7 +113,54 @@ type note struct {
 	At     float64 `json:"at"`
 	Title  string  `json:"title"`
 	Detail *text   `json:"detail,omitempty"`
+	// Jobs, on the message that told the model jobs ended, are their IDs.
+	Jobs []string `json:"jobs,omitempty"`
 }
+
+// job is a background job (see toolloop.Job): a bar on its run's
+// timeline from its starting call to its end, which may be turns later.
+type job struct {
+	ID     string `json:"id"`
+	CallID string `json:"callId"`
+	Tool   string `json:"tool"`
+	// Turn is the starting call's turn; EndTurn the turn its end came in,
+	// or the run's last turn when the log has no end for it.
+	Turn    int `json:"turn"`
+	EndTurn int `json:"endTurn"`
+	// At is when it started; Dur runs to its end, or to the run's last
+	// event when the log has no end for it.
+	At  float64 `json:"at"`
+	Dur float64 `json:"dur"`
+	// Status is the job's end: ok, error or canceled; unfinished when the
+	// log has no end for it.
+	Status  string `json:"status"`
+	Kind    string `json:"kind,omitempty"`
+	Reason  *text  `json:"reason,omitempty"`
+	Message *text  `json:"message,omitempty"`
+	Result  *text  `json:"result,omitempty"`
+	// Exit is the result's exit code (Meta.Extra["exit_code"]), if any.
+	Exit        *int64 `json:"exit,omitempty"`
+	OutputBytes int64  `json:"outputBytes,omitempty"`
+	// Output lists the first maxJobOutputs output events; OutputMore
+	// counts the reports left out.
+	Output     []*jobOutput `json:"output,omitempty"`
+	OutputMore int          `json:"outputMore,omitempty"`
+	// Told is the turn whose message told the model the job ended (0:
+	// none in the log; a job_wait or job_cancel result may have).
+	Told int `json:"told,omitempty"`
+
+	start, end time.Time
+	done       bool
+}
+
+// jobOutput is one job.output event: its time and text.
+type jobOutput struct {
+	At   float64 `json:"at"`
+	Text *text   `json:"text"`
+}
+
+// maxJobOutputs bounds the output events a job lists.
+const maxJobOutputs = 50
 
 // call is one tool call, from the model's request to its completion.
 type call struct {
@@ -142,6 +194,8 @@ type call struct {
 	Partial     int                    `json:"partial,omitempty"`
 	Stack       *text                  `json:"stack,omitempty"`
 	Diff        []*diffFile            `json:"diff,omitempty"`
+	// Job is the ID of the background job the call started.
+	Job string `json:"job,omitempty"`
 	// Runs are the runs of agents this call started.
 	Runs []*run `json:"runs,omitempty"`
 
@@ -225,7 +279,7 @@ func (b *builder) run(e *toolloop.Event) *run {
 	r := b.runs[e.RunID]
 	if r == nil {
 		r = &run{ID: e.RunID, ParentRun: e.ParentRunID, ParentCall: e.ParentCallID, start: e.Time,
-			turnOf: map[int]*turn{}, callOf: map[string]*call{}}
+			turnOf: map[int]*turn{}, callOf: map[string]*call{}, jobOf: map[string]*job{}, jobByCall: map[string]*job{}}
 		b.runs[e.RunID] = r
 		if e.ParentRunID == "" {
 			b.order = append(b.order, r)
@@ -299,18 +353,28 @@ func (b *builder) add(e *toolloop.Event) {
 	r := b.run(e)
 	var t *turn
 	if e.Turn > 0 {
-		t = r.turn(e.Turn, e.Time)
+		at := e.Time
+		if r.outlives(e) {
+			at = time.Time{} // it does not stretch the turn it names
+		}
+		t = r.turn(e.Turn, at)
+	}
+	switch e.Type {
+	case toolloop.EventJobStarted, toolloop.EventJobOutput, toolloop.EventJobFinished:
+		b.jobEvent(r, e)
+		return
 	}
 	if e.CallID != "" {
 		b.callEvent(r, e)
 		return
 	}
+	var last *note
 	addNote := func(kind, title, detail string) {
-		n := &note{Kind: kind, At: b.ms(e.Time), Title: title, Detail: b.cut(detail)}
+		last = &note{Kind: kind, At: b.ms(e.Time), Title: title, Detail: b.cut(detail)}
 		if t != nil {
-			t.Notes = append(t.Notes, n)
+			t.Notes = append(t.Notes, last)
 		} else {
-			r.Notes = append(r.Notes, n)
+			r.Notes = append(r.Notes, last)
 		}
 	}
 	switch e.Type {
@@ -359,7 +423,21 @@ func (b *builder) add(e *toolloop.Event) {
 		for _, m := range e.Messages {
 			texts = append(texts, m.Text())
 		}
-		addNote("message", title, strings.Join(texts, "\n"))
+		text := strings.Join(texts, "\n")
+		if e.Origin == toolloop.OriginJob {
+			ids := r.told(text, e.Turn)
+			title = "job ended"
+			if len(ids) > 1 {
+				title = "jobs ended"
+			}
+			if len(ids) > 0 {
+				title += ": " + strings.Join(ids, ", ")
+			}
+			addNote("job", title, text)
+			last.Jobs = ids
+			break
+		}
+		addNote("message", title, text)
 	case toolloop.EventRunInterrupted:
 		title := "interrupted (" + string(toolloop.InterruptNow) + ")"
 		if i := e.Interrupt; i != nil {
@@ -608,6 +686,9 @@ func (b *builder) finish() *page {
 	}
 	for _, r := range b.order {
 		walk(r)
+	}
+	for _, r := range b.runs {
+		b.finishJobs(r) // after the turns: a job's end is placed among them
 	}
 	p.Runs = b.order
 	if p.Runs == nil {

@@ -65,6 +65,7 @@
     add(sum, el("span", null, "took " + dur(total)));
     add(sum, el("span", null, plural(D.turns, "turn")));
     add(sum, el("span", null, plural(D.calls, "call")));
+    if (D.jobs) add(sum, el("span", null, plural(D.jobs, "background job")));
     if (u) add(sum, el("span", null, usage(u)));
     if (cost !== null) add(sum, el("span", null, money(cost)));
     if (first && first.paused) add(sum, el("span", "flag warn", "paused: waiting for approval"));
@@ -115,22 +116,142 @@
         (r.acct ? " · " + usage(r.acct.usage) : "")));
     }
     var open = D.openTurns, n = r.turns.length;
-    r.notes && r.notes.forEach(function (nt) { noteEl(sec, nt); });
+    r.notes && r.notes.forEach(function (nt) { noteEl(sec, nt, r); });
+    if (r.jobs) jobsEl(r, sec);
     r.turns.forEach(function (t, i) {
-      turnEl(t, sec, depth, depth > 0 || i < open || i >= n - open);
+      turnEl(t, sec, depth, depth > 0 || i < open || i >= n - open, r);
     });
     return sec;
   }
 
-  function noteEl(parent, nt) {
+  // noteEl shows a note of run r; the message that told the model jobs
+  // ended links to their bars.
+  function noteEl(parent, nt, r) {
     var d = add(parent, el("div", "note " + nt.kind));
     if (nt.kind === "end" && nt.detail) d.classList.add("err");
     add(d, el("span", "t", nt.title));
+    if (nt.jobs && r) {
+      nt.jobs.forEach(function (id) {
+        var target = jobElId(r, id);
+        var a = add(d, el("a", "joblink", "→ " + id));
+        a.href = "#" + encodeURIComponent(target);
+        a.dataset.job = id;
+        a.addEventListener("click", function (e) {
+          e.preventDefault();
+          if (jobShow[target]) jobShow[target]();
+        });
+      });
+    }
     if (nt.detail) block(d, null, nt.detail);
     return d;
   }
 
-  function turnEl(t, parent, depth, open) {
+  // --- background jobs --------------------------------------------------------
+  // jobShow opens a job's row and brings it into view, by element ID.
+  var jobShow = {};
+  function jobElId(r, id) { return "job-" + r.id + "-" + id; }
+  function turnsOf(j) { return j.turn === j.endTurn ? "turn " + j.turn : "turns " + j.turn + "–" + j.endTurn; }
+  function jobLabel(j) { return j.id + " " + j.tool + " · " + j.status + " · " + turnsOf(j) + " · " + dur(j.dur); }
+  function clamp(x) { return Math.min(Math.max(x, 0), 100); }
+
+  // jobsEl draws the run's background jobs on an axis of the whole run,
+  // under a lane of its turns: a job that outlives the call that started
+  // it shows across the turns it ran through. Each job's row opens to its
+  // output and its end.
+  function jobsEl(r, parent) {
+    var box = add(parent, el("div", "jobs"));
+    add(box, el("div", "jobs-head", plural(r.jobs.length, "background job")));
+    var ax = add(box, el("div", "axis run-axis"));
+    var span = Math.max(r.dur, 0.001);
+    function place(b, at, d) {
+      var left = clamp((at - r.at) / span * 100);
+      b.style.left = left + "%";
+      b.style.width = Math.min(Math.max(d / span * 100, 0.3), 100 - left) + "%";
+    }
+    var lane = add(ax, el("div", "lane turns"));
+    r.turns.forEach(function (t) {
+      var seg = add(lane, el("div", "seg", String(t.n)));
+      seg.dataset.turn = t.n;
+      seg.title = "turn " + t.n + " · " + dur(t.dur);
+      place(seg, t.at, t.dur);
+    });
+    r.jobs.forEach(function (j) {
+      var l = add(ax, el("div", "lane joblane"));
+      var b = add(l, el("div", "bar job s-" + j.status));
+      b.dataset.job = j.id;
+      b.title = jobLabel(j);
+      place(b, j.at, j.dur);
+      add(l, el("span", "lbl", jobLabel(j)));
+    });
+    var ticks = add(box, el("div", "ticks"));
+    add(ticks, el("span", null, "0"));
+    add(ticks, el("span", null, dur(r.dur / 2)));
+    add(ticks, el("span", null, dur(r.dur)));
+    r.jobs.forEach(function (j) { jobEl(r, j, box); });
+  }
+
+  function jobEl(r, j, parent) {
+    var box = add(parent, el("div", "job"));
+    box.id = jobElId(r, j.id);
+    box.dataset.job = j.id; box.dataset.status = j.status;
+    var row = add(box, el("div", "row"));
+    add(row, el("span", "badge s-" + j.status, j.status));
+    add(row, el("span", "tool", j.id + " " + j.tool));
+    add(row, el("span", "sum mono", summarize(j.reason || j.message || j.result, 160)));
+    var flags = add(row, el("span", "flags"));
+    add(flags, el("span", "flag", turnsOf(j)));
+    if (j.exit !== undefined && j.exit !== null) add(flags, el("span", j.exit === 0 ? "flag" : "flag warn", "exit " + j.exit));
+    if (j.output) add(flags, el("span", "flag", plural(j.output.length + (j.outputMore || 0), "output")));
+    if (j.told) add(flags, el("span", "flag", "told in turn " + j.told));
+    add(row, el("span", "dur", dur(j.dur)));
+    var detail = null;
+    row.tabIndex = 0;
+    row.setAttribute("role", "button");
+    row.setAttribute("aria-expanded", "false");
+    function toggle(open) {
+      if (!detail) { detail = jobDetails(j); box.appendChild(detail); detail.classList.add("gone"); }
+      open = open === undefined ? detail.classList.contains("gone") : open;
+      detail.classList.toggle("gone", !open);
+      box.classList.toggle("open", open);
+      row.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    row.addEventListener("click", function () { toggle(); });
+    row.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
+    });
+    jobShow[box.id] = function () { toggle(true); box.scrollIntoView({ block: "center" }); };
+    return box;
+  }
+
+  // jobDetails builds a job's full view when it is first opened.
+  function jobDetails(j) {
+    var d = el("div", "detail");
+    var kv = add(d, el("table", "kv"));
+    function row(k, v) { var tr = add(kv, el("tr")); add(tr, el("td", null, k)); add(tr, el("td", "mono", v)); }
+    row("job", j.id);
+    row("started by call", j.callId + " (" + j.tool + ")");
+    row("status", j.status + (j.kind && j.kind !== j.status ? " (" + j.kind + ")" : ""));
+    row("ran through", turnsOf(j));
+    row("duration", dur(j.dur) + (j.status === "unfinished" ? ", to the last event of the run: the log has no end for it" : ""));
+    if (j.exit !== undefined && j.exit !== null) row("exit code", String(j.exit));
+    if (j.outputBytes) row("output", num(j.outputBytes) + " bytes");
+    row("told the model", j.told ? "in a message delivered in turn " + j.told : "in no message (a job_wait or job_cancel result may have told it)");
+    if (j.reason) block(d, "Reason", j.reason);
+    if (j.output) {
+      add(d, el("h4", null, "Output (" + plural(j.output.length + (j.outputMore || 0), "report") + ")"));
+      j.output.forEach(function (o) {
+        var od = add(d, el("div", "out"));
+        add(od, el("div", "dim", "+" + dur(o.at - j.at)));
+        block(od, null, o.text);
+      });
+      if (j.outputMore) add(d, el("div", "dim", plural(j.outputMore, "more report") + " not listed"));
+    }
+    if (j.message) block(d, "Error" + (j.kind ? " (" + j.kind + ")" : ""), j.message, "err");
+    if (j.result) block(d, "Result", j.result);
+    return d;
+  }
+
+  function turnEl(t, parent, depth, open, r) {
     var det = add(parent, el("details", "turn"));
     det.dataset.turn = t.n;
     det.open = open;
@@ -166,28 +287,42 @@
     // and its resumption, a limit, the run's end) after the calls.
     var firstCall = t.calls.length ? Math.min.apply(null, t.calls.map(function (c) { return c.at; })) : Infinity;
     var notes = t.notes || [];
-    notes.forEach(function (nt) { if (nt.at <= firstCall) noteEl(body, nt); });
-    if (t.calls.length) axis(body, t);
+    notes.forEach(function (nt) { if (nt.at <= firstCall) noteEl(body, nt, r); });
+    // The run's jobs that ran during this turn.
+    var jobs = ((r && r.jobs) || []).filter(function (j) { return j.turn <= t.n && t.n <= j.endTurn; });
+    if (t.calls.length || jobs.length) axis(body, t, jobs);
     t.calls.forEach(function (c) { callEl(c, body, rec); });
-    notes.forEach(function (nt) { if (nt.at > firstCall) noteEl(body, nt); });
+    notes.forEach(function (nt) { if (nt.at > firstCall) noteEl(body, nt, r); });
   }
 
   // axis draws the turn's model request and calls as bars on a time axis,
-  // so calls that ran at once show side by side.
-  function axis(parent, t) {
+  // so calls that ran at once show side by side, and the background jobs
+  // that ran during the turn: from their start, or the turn's if they
+  // started before it, to their end, or the turn's if they ran on.
+  function axis(parent, t, jobs) {
     var ax = add(parent, el("div", "axis"));
     var span = Math.max(t.dur, 0.001);
     function bar(lbl, at, d, cls) {
       var lane = add(ax, el("div", "lane"));
       var b = add(lane, el("div", "bar " + cls));
-      b.style.left = Math.min(Math.max((at - t.at) / span * 100, 0), 100) + "%";
-      b.style.width = (d < 0 ? 0.5 : Math.max(d / span * 100, 0.3)) + "%";
+      var left = clamp((at - t.at) / span * 100);
+      b.style.left = left + "%";
+      b.style.width = Math.min(d < 0 ? 0.5 : Math.max(d / span * 100, 0.3), Math.max(100 - left, 0.3)) + "%";
       b.title = lbl;
       add(lane, el("span", "lbl", lbl));
+      return b;
     }
     if (t.modelDur >= 0) bar("model " + dur(t.modelDur), t.modelAt, t.modelDur, "model");
     t.calls.forEach(function (c) {
       bar(c.tool + " " + dur(c.dur), c.at, c.dur, "s-" + c.status);
+    });
+    (jobs || []).forEach(function (j) {
+      var from = j.turn < t.n, on = j.endTurn > t.n;
+      var s = from ? t.at : j.at, e = on ? t.at + t.dur : j.at + j.dur;
+      var b = bar("job " + j.id + " " + j.tool + (on ? " running" : " " + j.status) + (from ? " (since turn " + j.turn + ")" : ""),
+        s, Math.max(e - s, 0), "job " + (on ? "running" : "s-" + j.status) + (from ? " from" : "") + (on ? " on" : ""));
+      b.dataset.job = j.id;
+      b.parentNode.classList.add("joblane");
     });
     var ticks = add(parent, el("div", "ticks"));
     add(ticks, el("span", null, "0"));
@@ -214,6 +349,7 @@
     if (c.truncated) add(flags, el("span", "flag warn", "truncated"));
     if (c.diff) add(flags, el("span", "flag", "diff"));
     if (c.runs) add(flags, el("span", "flag", "sub-agent"));
+    if (c.job) add(flags, el("span", "flag", "started job " + c.job));
     add(row, el("span", "dur", dur(c.dur)));
     var detail = null;
     row.tabIndex = 0;
@@ -244,10 +380,11 @@
   function childRun(r, parent, turnRec) {
     add(parent, el("div", "child-head", "↳ sub-agent run " + r.id + " · " + dur(r.dur) + " · " + plural(r.turns.length, "turn") +
       (r.acct ? " · " + usage(r.acct.usage) : "")));
-    (r.notes || []).forEach(function (nt) { noteEl(parent, nt); });
+    (r.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
+    if (r.jobs) jobsEl(r, parent);
     r.turns.forEach(function (t) {
       if (t.text) add(parent, el("div", "text dim", "turn " + t.n + ": " + summarize(t.text, 200)));
-      (t.notes || []).forEach(function (nt) { noteEl(parent, nt); });
+      (t.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
       t.calls.forEach(function (c) { callEl(c, parent, turnRec); });
     });
   }

@@ -227,6 +227,12 @@ func FuzzRender(f *testing.F) {
 		f.Add(l)
 	}
 	f.Add([]byte(`{"type":"tool.execution_complete","run_id":"r","turn":1,"call_id":"</script>","tool":"<!--","result":{"status":"ok","content":[{"type":"text","text":"<script>"}]}}`))
+	for _, l := range bytes.Split(jobLog(f), []byte("\n")) {
+		if bytes.Contains(l, []byte(`"job.`)) || bytes.Contains(l, []byte(`"origin":"job"`)) {
+			f.Add(l)
+		}
+	}
+	f.Add([]byte(`{"type":"job.finished","run_id":"r","turn":2,"job":{"id":"</script>","call_id":"<!--","tool":"<b>","turn":1,"status":"ok","result":{"status":"ok","meta":{"extra":{"exit_code":"x"}}}}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var out bytes.Buffer
 		err := Render(&out, eventlog.Events(bytes.NewReader(line)), Options{})
