@@ -26,7 +26,9 @@ const (
 	EventRunEnd EventType = "run.end"
 	// EventUserMessage: a message sent into the running run (see [Inbox])
 	// was delivered, before a model request; Messages holds it, as
-	// appended to the transcript, and Origin says how it was sent.
+	// appended to the transcript, and Origin says how it was sent. For
+	// OriginJob, Job is the job whose end it tells (absent when a resumed
+	// run delivers the end of a job its pause ended).
 	EventUserMessage EventType = "user.message"
 	// EventRunInterrupted: an interrupt (see [Inbox.Interrupt]) stopped
 	// the run at the point its mode names; Interrupt holds it. The run
@@ -94,6 +96,8 @@ const (
 	// EventJobStarted: a call started a background job (see [Job]); Job
 	// holds it, CallID and Tool name the starting call. The call's
 	// tool.execution_complete follows, with the result that says so.
+	// The job events carry the starting call's turn (Job.Turn), not the
+	// turn the run is in when they come: order them by Time.
 	EventJobStarted EventType = "job.started"
 	// EventJobOutput: a running job reported output, in Text; rate-limited
 	// as partial results are (see Limits.ReportInterval), Coalesced
@@ -175,7 +179,8 @@ type Event struct {
 	// Queued, on run.paused, holds the messages sent into the run that
 	// were not delivered when it paused (as PauseState.Queued holds them).
 	Queued []QueuedMessage `json:"queued,omitempty"`
-	// Job is the background job of a job.started or job.finished event.
+	// Job is the background job of a job.started or job.finished event,
+	// and the one whose end a user.message of OriginJob tells.
 	Job *Job `json:"job,omitempty"`
 	// Accounting is what the run has spent, on run.paused, run.limit and
 	// run.end.

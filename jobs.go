@@ -396,9 +396,9 @@ func (js *jobs) endText(info *Job, when string) string {
 	return b.String()
 }
 
-// delivered marks a job's end as told to the model at a safe point, and
-// counts what it spent.
-func (rn *runState) delivered(j *bgJob, res *RunResult) {
+// delivered marks a job's end as told to the model at a safe point,
+// counts what it spent, and returns the job for the user.message event.
+func (rn *runState) delivered(j *bgJob, res *RunResult) *Job {
 	js := j.js
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -407,6 +407,8 @@ func (rn *runState) delivered(j *bgJob, res *RunResult) {
 		res.Accounting.AddSpent(j.spent)
 	}
 	j.counted = true
+	info := j.info
+	return &info
 }
 
 // endAll ends the jobs still running when the run ends or pauses: each

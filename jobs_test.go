@@ -159,6 +159,13 @@ func TestJobRunsWhileTheModelGoesOnAndItsEndIsDeliveredOnce(t *testing.T) {
 
 	ends := originMessages(rec, toolloop.OriginJob)
 	require.Len(t, ends, 1, "the job's end is delivered once")
+	for _, e := range jobEvents(rec, toolloop.EventUserMessage) {
+		if e.Origin == toolloop.OriginJob {
+			require.NotNil(t, e.Job, "the event names the job")
+			assert.Equal(t, "job_1", e.Job.ID)
+			assert.True(t, e.Job.Reported)
+		}
+	}
 	assert.Contains(t, ends[0], "[Job job_1 (suite")
 	assert.Contains(t, ends[0], "ok ./...")
 	require.Len(t, jobEvents(rec, toolloop.EventJobStarted), 1)

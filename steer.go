@@ -457,11 +457,12 @@ func (rn *runState) safePoint(ctx context.Context, res *RunResult, final bool) (
 		q = []QueuedMessage{{Origin: OriginInterrupt, Message: UserMessage(InterruptedNote)}}
 	}
 	for _, m := range q {
+		e := &Event{Type: EventUserMessage, Origin: m.Origin, Messages: []Message{m.Message}}
 		if m.job != nil {
-			rn.delivered(m.job, res)
+			e.Job = rn.delivered(m.job, res)
 		}
 		res.Messages = append(res.Messages, m.Message)
-		rn.emit(&Event{Type: EventUserMessage, Origin: m.Origin, Messages: []Message{m.Message}})
+		rn.emit(e)
 	}
 	return ctx, false, len(q) > 0 || i != nil
 }

@@ -425,7 +425,11 @@ func (b *builder) add(e *toolloop.Event) {
 		}
 		text := strings.Join(texts, "\n")
 		if e.Origin == toolloop.OriginJob {
-			ids := r.told(text, e.Turn)
+			var named string
+			if e.Job != nil {
+				named = e.Job.ID
+			}
+			ids := r.told(text, e.Turn, named)
 			title = "job ended"
 			if len(ids) > 1 {
 				title = "jobs ended"
