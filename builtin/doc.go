@@ -27,7 +27,17 @@
 //     [ResourceLimits]). Its output streams as partial results
 //     ([toolloop.Call.ReportPartial]) at most every 100 ms and 8 KiB at a
 //     time, and the result keeps a bounded head and tail of it, so memory
-//     stays bounded however much a command prints.
+//     stays bounded however much a command prints. The model can run a
+//     command as a background job (its background argument; see
+//     [toolloop.ToolSpec.Background]): the call answers at once with a
+//     job ID, and the command's end reaches the model when it comes. A
+//     background command has no timeout unless the model gives
+//     timeout_seconds (at most 24 hours): the job's own time limit
+//     (Limits.Jobs.MaxDuration) bounds it. All its output is reported,
+//     as it is read, for job_output to show; and when the job is
+//     canceled (job_cancel, its time limit, the run's end or pause) the
+//     command is killed as a timeout kills it, with everything it
+//     started.
 //   - web_fetch: an http(s) GET.
 //
 // Every tool declares [toolloop.Annotations], so a [toolloop.RuleGuard] can
@@ -83,8 +93,8 @@
 // their own: unconfined ([Sandbox.Disabled]), on Linux without Landlock,
 // on Linux as a user other than root where user namespaces are disabled,
 // and on macOS (see "The shell's sandbox" for where they do). There
-// exec_shell kills a command's process group when the command ends or
-// times out; a process that left it (setsid, a daemon that
+// exec_shell kills a command's process group when the command ends,
+// times out or is canceled (a background job's too); a process that left it (setsid, a daemon that
 // double-forks) keeps running after the call returns, and after the
 // program ends (on Linux the shell itself dies with the program, through
 // a parent-death signal, but not what it started). In the sandbox it stays confined, but it can go on

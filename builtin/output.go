@@ -122,7 +122,9 @@ func lastRuneStart(b []byte) int {
 // Partial output is reported at most every partialInterval, at most
 // partialMax bytes at a time, so that a command printing gigabytes does
 // not flood the event stream; the final result still has the head and the
-// tail.
+// tail. A background job's output is the exception: it is reported as it
+// is read, all of it, because the job keeps it (in bounded memory) for
+// job_output, and paces its own events.
 const (
 	partialInterval = 100 * time.Millisecond
 	partialMax      = 8 << 10
@@ -130,7 +132,10 @@ const (
 
 // streamer reports a command's output as partial results while it runs.
 type streamer struct {
-	call    *toolloop.Call
+	call *toolloop.Call
+	// direct: a background job's streamer, which reports each read at
+	// once and drops nothing; it has no goroutine.
+	direct  bool
 	mu      sync.Mutex
 	pending []byte
 	dropped int64
@@ -142,6 +147,9 @@ type streamer struct {
 func newStreamer(call *toolloop.Call) *streamer {
 	if call == nil || call.Reporter == nil {
 		return nil
+	}
+	if call.Job != "" {
+		return &streamer{call: call, direct: true}
 	}
 	s := &streamer{call: call, stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
@@ -163,9 +171,17 @@ func (s *streamer) run() {
 	}
 }
 
-// add queues output for the next report.
+// add queues output for the next report, or, for a background job,
+// reports it now.
 func (s *streamer) add(p []byte) {
 	if s == nil {
+		return
+	}
+	if s.direct {
+		s.mu.Lock()
+		s.pending = append(s.pending, p...)
+		s.mu.Unlock()
+		s.flush(false)
 		return
 	}
 	s.mu.Lock()
@@ -201,6 +217,10 @@ func (s *streamer) flush(final bool) {
 // close stops the streamer after a last report.
 func (s *streamer) close() {
 	if s == nil {
+		return
+	}
+	if s.direct {
+		s.flush(true)
 		return
 	}
 	close(s.stop)

@@ -21,6 +21,9 @@ type toolDef struct {
 	annotations toolloop.Annotations
 	exclusive   bool
 	timeout     time.Duration
+	// background lets the model run the tool as a background job (see
+	// toolloop.ToolSpec.Background).
+	background bool
 }
 
 // newTool builds a tool whose input schema is inferred from In, the same
@@ -38,6 +41,7 @@ func newTool[In any](d toolDef, run func(ctx context.Context, call *toolloop.Cal
 			Annotations: d.annotations,
 			Timeout:     d.timeout,
 			Exclusive:   d.exclusive,
+			Background:  d.background,
 		},
 		run: run,
 	}
