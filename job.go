@@ -73,9 +73,10 @@ type Job struct {
 type JobLimits struct {
 	// Max bounds the jobs of a run that run at once: a call that would
 	// start one more is answered with an error result saying so. 0 means
-	// 8; a negative value turns background runs off (the background
-	// argument is then not offered, and a call that sets it runs in the
-	// foreground).
+	// 8; a negative value turns background runs off: the loop then adds
+	// no background argument (a tool whose schema declares one, such as
+	// the builtin exec_shell, still shows it), and a call that sets it
+	// runs in the foreground.
 	Max int
 	// MaxDuration bounds each job: a job still running after it is
 	// canceled, and ends with a timeout error. 0 means 30 minutes. The

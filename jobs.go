@@ -817,28 +817,27 @@ func (rn *runState) jobTool(ctx context.Context, name string) *entry {
 	return nil
 }
 
-// offerJobTools adds the job tools to a request once the run has started
-// a job.
-func (rn *runState) offerJobTools(req *Request) {
-	js := rn.jobsNow()
-	if js == nil {
-		return
-	}
-	js.mu.Lock()
-	n := len(js.list)
-	js.mu.Unlock()
-	if n == 0 {
-		return
-	}
-	tools := make([]ToolSpec, 0, len(req.Tools)+len(jobToolNames))
-	tools = append(tools, req.Tools...)
-	for _, name := range jobToolNames {
-		if !hasSpec(req.Tools, name) {
-			tools = append(tools, jobToolSpec(name))
+// offerJobTools returns specs with the job tools added, but for a name
+// a tool of the request has.
+func offerJobTools(specs []ToolSpec) []ToolSpec {
+	tools := make([]ToolSpec, 0, len(specs)+len(jobToolNames))
+	tools = append(tools, specs...)
+	for i, name := range jobToolNames {
+		if !hasSpec(specs, name) {
+			tools = append(tools, jobSpecs()[i])
 		}
 	}
-	req.Tools = tools
+	return tools
 }
+
+// jobSpecs are the job tools' specs, in jobToolNames' order, made once.
+var jobSpecs = sync.OnceValue(func() []ToolSpec {
+	out := make([]ToolSpec, len(jobToolNames))
+	for i, n := range jobToolNames {
+		out[i] = jobToolSpec(n)
+	}
+	return out
+})
 
 func hasSpec(specs []ToolSpec, name string) bool {
 	for i := range specs {
@@ -1144,13 +1143,43 @@ func (rn *runState) takeBackground(e *entry, args json.RawMessage) (json.RawMess
 
 // jobRequest adds to a request what background jobs need: the
 // background argument of the tools that allow it, and the job tools
-// once the run has a job.
+// once the run has a job. The tools of the last request are reused
+// while the tool list is the same slice (the registry's snapshot, or the
+// turn controls' last pick) and the job tools' offer has not changed, so
+// a turn pays nothing for them.
 func (rn *runState) jobRequest(req *Request) {
 	if !rn.jobsOn() {
 		return
 	}
+	offer := rn.hasJobs()
+	c := &rn.jobReq
+	if c.out != nil && c.offer == offer && len(req.Tools) == len(c.in) && (len(c.in) == 0 || &req.Tools[0] == &c.in[0]) {
+		req.Tools = c.out
+		return
+	}
+	c.in, c.offer = req.Tools, offer
 	req.Tools = rn.withBackground(req.Tools)
-	rn.offerJobTools(req)
+	if offer {
+		req.Tools = offerJobTools(req.Tools)
+	}
+	c.out = req.Tools
+}
+
+// jobReq is what jobRequest keeps of the last request's tools.
+type jobReq struct {
+	in, out []ToolSpec
+	offer   bool
+}
+
+// hasJobs reports whether the run has started a job.
+func (rn *runState) hasJobs() bool {
+	js := rn.jobsNow()
+	if js == nil {
+		return false
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	return len(js.list) > 0
 }
 
 // awaitJobs waits, when the model has given its final answer while jobs

@@ -59,6 +59,8 @@ type runState struct {
 	// asks for one; jobMu guards the pointer.
 	jobMu sync.Mutex
 	jobs  *jobs
+	// jobReq keeps the tools of the last request (see jobRequest).
+	jobReq jobReq
 }
 
 func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {
