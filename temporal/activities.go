@@ -22,11 +22,6 @@ type turnInput struct {
 	Messages []toolloop.Message `json:"messages"`
 	// ToolChoice is none on a wrap-up turn.
 	ToolChoice toolloop.ToolChoice `json:"tool_choice,omitzero"`
-	// Background: the run may start background jobs, so the request
-	// offers the background argument; JobTools: it has started one, so
-	// the request offers the job tools.
-	Background bool `json:"background,omitempty"`
-	JobTools   bool `json:"job_tools,omitempty"`
 }
 
 // turnOutput is the model activity's result: the model's response, as
@@ -104,7 +99,6 @@ func (ag *agent) model(ctx context.Context, in turnInput) (*turnOutput, error) {
 		return nil, tsdk.NewApplicationErrorWithOptions(err.Error(), errTypeModelFailed, tsdk.ApplicationErrorOptions{NonRetryable: true})
 	}
 	req := mt.Request
-	req.Tools = jobSpecs(req.Tools, in.Background, in.JobTools)
 	if l.OnEvent != nil { // model wrappers (Retry, Fallback) report here
 		ctx = toolloop.WithEventSink(ctx, func(e toolloop.Event) {
 			e.RunID, e.Turn = in.RunID, in.Turn

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -61,21 +59,6 @@ const jobTail = 4 << 10
 // errJobTimeout ends a job that ran past Limits.Jobs.MaxDuration.
 var errJobTimeout = errors.New("the job ran past its time limit")
 
-// startedText is the result of a call that started a job, as the core
-// words it.
-func startedText(id, tool string) string {
-	return fmt.Sprintf("Started background job %s: %s runs on while you go on with other work. When it ends you will be told "+
-		"in a message starting \"[Job %s\"; do not poll for it. Meanwhile: %s reads its output so far, %s waits for its end, "+
-		"%s stops it, %s lists the jobs.", id, tool, id, toolloop.JobOutputName, toolloop.JobWaitName, toolloop.JobCancelName, toolloop.JobListName)
-}
-
-// startedResult is the result of a call that started job id.
-func startedResult(id, tool string) *toolloop.ToolResult {
-	r := toolloop.TextResult(startedText(id, tool))
-	r.Meta.Extra = map[string]any{"job": id}
-	return r
-}
-
 // captureStart is the middleware the call activity runs a call that
 // starts a job with, in place of the loop's own: instead of running the
 // tool it keeps the call, as the guard and the pre-hooks left it, and
@@ -92,7 +75,7 @@ func (c *captureStart) middleware(toolloop.Handler) toolloop.Handler {
 		c.mu.Lock()
 		c.got = &jobStart{Arguments: call.Arguments, Annotations: call.Annotations, Source: call.Source, SourceName: call.SourceName}
 		c.mu.Unlock()
-		return startedResult(c.job, call.Name), nil
+		return toolloop.JobStartedResult(c.job, call.Name), nil
 	}
 }
 
@@ -365,155 +348,8 @@ func (ag *agent) peekJob(ctx context.Context, in peekInput) (*peekOutput, error)
 	return &peekOutput{}, nil
 }
 
-// jobText is the core's wording of a job's end (see toolloop.Job): endBytes
-// bounds the result it shows, when says when it ended (" when the run
-// continued as new").
-func jobText(info *toolloop.Job, when string, endBytes int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[Job %s (%s, started by call %s) ended%s: %s after %s", info.ID, info.Tool, info.CallID, when,
-		info.Status, info.Ended.Sub(info.Started).Round(time.Millisecond))
-	r := info.Result
-	if r != nil {
-		if code, ok := r.Meta.Extra["exit_code"]; ok {
-			fmt.Fprintf(&b, ", exit code %v", code)
-		}
-		if r.Error != nil && info.Status != toolloop.JobOK {
-			fmt.Fprintf(&b, " (%s: %s)", r.Error.Kind, r.Error.Message)
-		}
-	}
-	b.WriteString(".")
-	if r != nil {
-		text := ""
-		if cs, _ := toolloop.TruncateContent(r.Content, endBytes); len(cs) > 0 {
-			text = (&toolloop.ToolResult{Content: cs}).Text()
-		}
-		if text != "" {
-			b.WriteString(" Its result:\n")
-			b.WriteString(text)
-			if !strings.HasSuffix(text, "\n") {
-				b.WriteString("\n")
-			}
-		}
-	}
-	if info.OutputBytes > 0 {
-		fmt.Fprintf(&b, " It printed %d bytes of output; %s {\"job\":%q} reads them.", info.OutputBytes, toolloop.JobOutputName, info.ID)
-	}
-	b.WriteString("]")
-	return b.String()
-}
-
-// jobNumbers finds the highest job number the transcript's results name,
-// so that a run going on from it numbers its jobs after them, as the core
-// does.
-func jobNumbers(msgs []toolloop.Message) int {
-	n := 0
-	for i := range msgs {
-		r := msgs[i].Result
-		if r == nil || r.Meta.Extra == nil {
-			continue
-		}
-		id, _ := r.Meta.Extra["job"].(string)
-		if k, err := strconv.Atoi(strings.TrimPrefix(id, "job_")); err == nil && k > n {
-			n = k
-		}
-	}
-	return n
-}
-
 // maxJobWait bounds job_wait's timeout_seconds, as in the core.
 const maxJobWait = 600
-
-// jobToolSpecs are the job tools as the core offers them.
-func jobToolSpecs() []toolloop.ToolSpec {
-	jobProp := `"job":{"type":"string","minLength":1,"description":"The job's ID, as job_1."}`
-	ro := toolloop.Annotations{ReadOnly: true, Idempotent: true}
-	withTitle := func(a toolloop.Annotations, t string) toolloop.Annotations { a.Title = t; return a }
-	return []toolloop.ToolSpec{
-		{Name: toolloop.JobCancelName, Annotations: toolloop.Annotations{Title: "Cancel job", Destructive: true, Idempotent: true},
-			Description: "Cancel a background job: its tool is stopped (a shell job's processes are killed) and its end is reported here.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{` + jobProp + `},"required":["job"],"additionalProperties":false}`)},
-		{Name: toolloop.JobListName, Annotations: withTitle(ro, "List jobs"),
-			Description: "List this run's background jobs: ID, tool, status, time and output size.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
-		{Name: toolloop.JobOutputName, Annotations: withTitle(ro, "Job output"),
-			Description: "Read the output a background job has printed so far (all of it, or from an offset: give the next_offset a previous read returned, to read only what is new). Long output is cut in the middle; the job's first and latest output are kept.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{` + jobProp + `,"offset":{"type":"integer","minimum":0,"description":"Read from this byte offset; 0 if not given."}},"required":["job"],"additionalProperties":false}`)},
-		{Name: toolloop.JobWaitName, Annotations: withTitle(ro, "Wait for job"), Timeout: (maxJobWait + 30) * time.Second,
-			Description: "Wait until a background job ends, or until timeout_seconds pass, and say how it ended or that it still runs. Use it only when there is nothing else to do: a job's end is told to you anyway.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{` + jobProp + `,"timeout_seconds":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(maxJobWait) + `,"description":"How long to wait at most; 30 if not given."}},"required":["job"],"additionalProperties":false}`)},
-	}
-}
-
-// bgArgSchema is the background argument as the core adds it.
-const bgArgSchema = `{"type":"boolean","description":"Run this call as a background job: you get a job ID at once, go on with other work, and are told when the job ends."}`
-
-// jobSpecs adds to a request's tools what the core adds when the run may
-// start jobs: the background argument in the schema of each tool that
-// allows background runs (unless its schema declares it), and, once the
-// run has a job, the job tools.
-func jobSpecs(specs []toolloop.ToolSpec, background, tools bool) []toolloop.ToolSpec {
-	if !background {
-		return specs
-	}
-	out := make([]toolloop.ToolSpec, 0, len(specs)+4)
-	for _, s := range specs {
-		if s.Background {
-			s.InputSchema = withBackgroundArg(s.InputSchema)
-		}
-		out = append(out, s)
-	}
-	if !tools {
-		return out
-	}
-	for _, s := range jobToolSpecs() {
-		if !hasSpec(specs, s.Name) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func hasSpec(specs []toolloop.ToolSpec, name string) bool {
-	for i := range specs {
-		if specs[i].Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// withBackgroundArg returns schema with the background argument among its
-// properties, unless it has one.
-func withBackgroundArg(schema json.RawMessage) json.RawMessage {
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(schema, &obj) != nil {
-		return schema
-	}
-	var props map[string]json.RawMessage
-	if p, ok := obj["properties"]; ok {
-		_ = json.Unmarshal(p, &props)
-	}
-	if _, ok := props[toolloop.BackgroundArg]; ok {
-		return schema
-	}
-	if props == nil {
-		props = make(map[string]json.RawMessage, 1)
-	}
-	props[toolloop.BackgroundArg] = json.RawMessage(bgArgSchema)
-	pb, err := json.Marshal(props)
-	if err != nil {
-		return schema
-	}
-	obj["properties"] = pb
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return schema
-	}
-	return b
-}
 
 // runeStart trims s to begin at a character boundary.
 func runeStart(s string) string {

@@ -67,7 +67,7 @@ func (rn *run) startJobs(ctx workflow.Context) {
 	if lim.Max <= 0 {
 		return
 	}
-	rn.jobs = &jobs{lim: lim, next: jobNumbers(rn.res.Messages)}
+	rn.jobs = &jobs{lim: lim, next: toolloop.LastJobNumber(rn.res.Messages)}
 }
 
 // restore puts back the jobs of the run's earlier executions, all ended.
@@ -226,7 +226,7 @@ func (rn *run) jobReason(j *wfJob) string {
 // queueJobEnd queues the message telling the model the job ended.
 func (rn *run) queueJobEnd(j *wfJob, when string) {
 	rn.steer.queue = append(rn.steer.queue, queued{Job: j.info.ID, QueuedMessage: toolloop.QueuedMessage{
-		Origin: toolloop.OriginJob, Message: toolloop.UserMessage(jobText(&j.info, when, rn.jobs.lim.EndBytes)),
+		Origin: toolloop.OriginJob, Message: toolloop.UserMessage(j.info.EndMessage(when, rn.jobs.lim.EndBytes)),
 	}})
 }
 
@@ -471,7 +471,7 @@ func (rn *run) runJobTool(ctx workflow.Context, tc toolloop.ToolCall) *toolloop.
 		if j.info.Status != toolloop.JobRunning {
 			if rn.unqueue(j) {
 				j.info.Reported = true
-				r := toolloop.TextResult(jobText(&j.info, "", js.lim.EndBytes) + "\n(It had ended before it could be canceled.)")
+				r := toolloop.TextResult(j.info.EndMessage("", js.lim.EndBytes) + "\n(It had ended before it could be canceled.)")
 				r.Meta.Spent = rn.takeSpent(j)
 				return r
 			}
@@ -490,7 +490,7 @@ func (rn *run) runJobTool(ctx workflow.Context, tc toolloop.ToolCall) *toolloop.
 			rn.abandon(j)
 		}
 		j.info.Reported = true
-		r := toolloop.TextResult(jobText(&j.info, "", js.lim.EndBytes))
+		r := toolloop.TextResult(j.info.EndMessage("", js.lim.EndBytes))
 		r.Meta.Spent = rn.takeSpent(j)
 		return r
 	case toolloop.JobWaitName:
@@ -517,7 +517,7 @@ func (rn *run) runJobTool(ctx workflow.Context, tc toolloop.ToolCall) *toolloop.
 		}
 		if rn.unqueue(j) {
 			j.info.Reported = true
-			r := toolloop.TextResult(jobText(&j.info, "", js.lim.EndBytes))
+			r := toolloop.TextResult(j.info.EndMessage("", js.lim.EndBytes))
 			r.Meta.Spent = rn.takeSpent(j)
 			return r
 		}

@@ -347,7 +347,6 @@ func (rn *run) generate(ctx workflow.Context, choice toolloop.ToolChoice, id str
 	var out turnOutput
 	err := rn.wait(actx, workflow.ExecuteActivity(actx, ag.modelActivity, turnInput{
 		RunID: rn.res.RunID, Turn: rn.turn, Messages: rn.res.Messages, ToolChoice: choice,
-		Background: rn.jobs != nil, JobTools: rn.jobs != nil && len(rn.jobs.list) > 0,
 	}), &out)
 	if err == nil && out.Response == nil {
 		err = errors.New("model returned no response")
