@@ -352,13 +352,16 @@ func (a *answers) take(id string) (json.RawMessage, bool) {
 // ModelRequest returns the request for a model turn of a run, as Run
 // makes it: the registry's tools as the tool filter and the deferred
 // tools let them through, the tool search and final-answer tools, the
-// loop's tool choice (or choice, when it is not the zero value), the
-// output format, then the Hooks.BeforeModel hooks. It is for drivers
+// background argument of the tools that allow it and, once msgs names a
+// background job, the job tools (see [ToolSpec.Background]), the loop's
+// tool choice (or choice, when it is not the zero value), the output
+// format, then the Hooks.BeforeModel hooks. It is for drivers
 // that take model turns themselves, such as the temporal package's model
 // activity; pass the result to [AgentLoop.AfterModel] with the response.
 func (l *AgentLoop) ModelRequest(ctx context.Context, runID string, turn int, msgs []Message, choice ToolChoice) (*ModelTurn, error) {
 	rn := l.newRun(runID, nil)
 	rn.turn = turn
+	rn.driver, rn.jobBase = true, LastJobNumber(msgs)
 	if err := rn.setup(nil); err != nil {
 		return nil, err
 	}

@@ -87,24 +87,29 @@ func (rn *runState) jobsNow() *jobs {
 }
 
 // jobsOn reports whether calls of the run may start jobs: only within
-// Run or Resume, and unless Limits.Jobs turns them off.
-func (rn *runState) jobsOn() bool { return rn.base != nil && rn.lim.Jobs.Max > 0 }
+// Run or Resume (or, for its requests, a driver's, see ModelRequest),
+// and unless Limits.Jobs turns them off.
+func (rn *runState) jobsOn() bool { return (rn.base != nil || rn.driver) && rn.lim.Jobs.Max > 0 }
 
-// reserveJob gives a call that asked to run in the background its job
-// ID, making the run's jobs on first use.
-func (rn *runState) reserveJob() string {
+// jobsFor returns the run's jobs, making them on first use.
+func (rn *runState) jobsFor() *jobs {
 	rn.jobMu.Lock()
 	defer rn.jobMu.Unlock()
-	js := rn.jobs
-	if js == nil {
+	if rn.jobs == nil {
 		in := rn.inbox
 		if in == nil {
 			in = &Inbox{}
 		}
-		js = &jobs{rn: rn, lim: rn.lim.Jobs, ctx: context.WithValue(rn.base, inboxKey{}, (*Inbox)(nil)),
+		rn.jobs = &jobs{rn: rn, lim: rn.lim.Jobs, ctx: context.WithValue(rn.base, inboxKey{}, (*Inbox)(nil)),
 			inbox: in, next: rn.jobBase, changed: make(chan struct{}, 1)}
-		rn.jobs = js
 	}
+	return rn.jobs
+}
+
+// reserveJob gives a call that asked to run in the background its job
+// ID.
+func (rn *runState) reserveJob() string {
+	js := rn.jobsFor()
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	js.next++
@@ -168,11 +173,20 @@ func (cr *callRun) startJob() *ToolResult {
 		defer stop()
 		j.run(tctx)
 	}()
+	return JobStartedResult(info.ID, info.Tool)
+}
+
+// JobStartedResult returns the result of a call that started the job
+// id of the named tool, as Run gives it: it tells the model the job
+// runs on and how to follow it, and names the job in Meta.Extra["job"]
+// (which [LastJobNumber] reads). Drivers that run jobs themselves use it
+// to answer as Run does.
+func JobStartedResult(id, tool string) *ToolResult {
 	r := &ToolResult{Status: StatusOK, Content: []Content{TextContent(fmt.Sprintf(
 		"Started background job %s: %s runs on while you go on with other work. When it ends you will be told "+
 			"in a message starting \"[Job %s\"; do not poll for it. Meanwhile: %s reads its output so far, %s waits for its end, "+
-			"%s stops it, %s lists the jobs.", info.ID, info.Tool, info.ID, JobOutputName, JobWaitName, JobCancelName, JobListName))}}
-	r.Meta.Extra = map[string]any{"job": info.ID}
+			"%s stops it, %s lists the jobs.", id, tool, id, JobOutputName, JobWaitName, JobCancelName, JobListName))}}
+	r.Meta.Extra = map[string]any{"job": id}
 	return r
 }
 
@@ -359,7 +373,16 @@ func (js *jobs) unqueue(j *bgJob) bool {
 }
 
 // endText is the text that tells the model how a job ended.
-func (js *jobs) endText(info *Job, when string) string {
+func (js *jobs) endText(info *Job, when string) string { return info.EndMessage(when, js.lim.EndBytes) }
+
+// EndMessage returns the text that tells the model how the job ended,
+// as the loop delivers it: status, time, exit code, error, the head and
+// tail of its result in at most endBytes bytes, and how much output it
+// printed. when, if set, says when it ended, as " when the run paused".
+// Drivers that run jobs themselves use it to tell a job's end as Run
+// does.
+func (j *Job) EndMessage(when string, endBytes int) string {
+	info := j
 	var b strings.Builder
 	fmt.Fprintf(&b, "[Job %s (%s, started by call %s) ended%s: %s after %s", info.ID, info.Tool, info.CallID, when,
 		info.Status, info.Ended.Sub(info.Started).Round(time.Millisecond))
@@ -375,7 +398,7 @@ func (js *jobs) endText(info *Job, when string) string {
 	b.WriteString(".")
 	if r != nil {
 		text := ""
-		if cs, _ := truncateContent(r.Content, js.lim.EndBytes); len(cs) > 0 {
+		if cs, _ := truncateContent(r.Content, endBytes); len(cs) > 0 {
 			text = (&ToolResult{Content: cs}).Text()
 		}
 		if r.Error != nil && strings.TrimSpace(text) == r.Error.Message {
@@ -792,7 +815,10 @@ func (rn *runState) jobTool(ctx context.Context, name string) *entry {
 	}
 	js := rn.jobsNow()
 	if js == nil {
-		return nil
+		if rn.jobBase == 0 {
+			return nil
+		}
+		js = rn.jobsFor() // the transcript names jobs of earlier runs
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -1011,11 +1037,12 @@ func (j *bgJob) read(offset int64) string {
 	return b.String()
 }
 
-// jobNumbers finds the highest job number the transcript's results
-// name, so a run that goes on from it numbers its jobs after them.
-// A paused run's results go with it, as they are not in its messages
-// yet.
-func jobNumbers(msgs []Message, results ...*ToolResult) int {
+// LastJobNumber returns the highest number of the background jobs the
+// results of msgs (and results, a paused turn's) say they started (job_3
+// is 3), or 0: a run that goes on from msgs numbers its jobs after it.
+// Drivers that run jobs themselves (the temporal package) use it to
+// number them as Run does.
+func LastJobNumber(msgs []Message, results ...*ToolResult) int {
 	n := 0
 	for i := range msgs {
 		if r := msgs[i].Result; r != nil {
@@ -1151,7 +1178,7 @@ func (rn *runState) jobRequest(req *Request) {
 	if !rn.jobsOn() {
 		return
 	}
-	offer := rn.hasJobs()
+	offer := rn.jobBase > 0 || rn.hasJobs()
 	c := &rn.jobReq
 	if c.out != nil && c.offer == offer && len(req.Tools) == len(c.in) && (len(c.in) == 0 || &req.Tools[0] == &c.in[0]) {
 		req.Tools = c.out

@@ -46,7 +46,7 @@ func (l *AgentLoop) runWith(ctx context.Context, msgs []Message, stream func(Eve
 	}
 	inner, cancel := rn.budgetContext(ctx)
 	defer cancel()
-	rn.base, rn.jobBase = inner, jobNumbers(msgs)
+	rn.base, rn.jobBase = inner, LastJobNumber(msgs)
 	inner, err := rn.steerSetup(inner, nil, nil)
 	if err != nil {
 		return nil, err

@@ -230,7 +230,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	outer := ctx
 	ctx, cancel := rn.budgetContext(ctx)
 	defer cancel()
-	rn.base, rn.jobBase = ctx, jobNumbers(st.Messages, st.Results...)
+	rn.base, rn.jobBase = ctx, LastJobNumber(st.Messages, st.Results...)
 	ctx, err = rn.steerSetup(ctx, st.Queued, st.Interrupt)
 	if err != nil {
 		return nil, err

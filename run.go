@@ -61,6 +61,9 @@ type runState struct {
 	jobs  *jobs
 	// jobReq keeps the tools of the last request (see jobRequest).
 	jobReq jobReq
+	// driver: the run makes requests for a driver (ModelRequest), which
+	// runs the jobs itself.
+	driver bool
 }
 
 func (l *AgentLoop) newRun(id string, stream func(Event)) *runState {

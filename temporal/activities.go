@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	tsdk "go.temporal.io/sdk/temporal"
@@ -48,6 +47,8 @@ type callPolicy struct {
 	Retry     bool          `json:"retry,omitempty"`
 	Exclusive bool          `json:"exclusive,omitempty"`
 	Timeout   time.Duration `json:"timeout,omitempty"`
+	// Background: the tool may run as a background job.
+	Background bool `json:"background,omitempty"`
 }
 
 // callInput is the call activity's argument.
@@ -66,12 +67,19 @@ type callInput struct {
 	// activity returns the tool's failure as its result instead of failing.
 	// 0 means unlimited.
 	Attempts int32 `json:"attempts"`
+	// Job, on a call that asked to run in the background, is the ID of
+	// the job it starts: the activity runs the stages before the tool
+	// and answers that the job started, and the workflow starts the job
+	// activity.
+	Job string `json:"job,omitempty"`
 }
 
-// callOutput is the call activity's result: one of the two is set.
+// callOutput is the call activity's result: Result or Pending is set.
+// Start, with a Result, says the call started a background job.
 type callOutput struct {
 	Result  *toolloop.ToolResult  `json:"result,omitempty"`
 	Pending *toolloop.PendingCall `json:"pending,omitempty"`
+	Start   *jobStart             `json:"start,omitempty"`
 }
 
 // model is the model activity: one turn, as AgentLoop.Run takes it. It
@@ -153,7 +161,7 @@ func (ag *agent) policy(ctx context.Context, name string) callPolicy {
 		return callPolicy{}
 	}
 	spec := t.Spec()
-	return callPolicy{Retry: retryable(spec.Annotations), Exclusive: spec.Exclusive, Timeout: spec.Timeout}
+	return callPolicy{Retry: retryable(spec.Annotations), Exclusive: spec.Exclusive, Timeout: spec.Timeout, Background: spec.Background}
 }
 
 // modelPanic is a panic in the model, which no retry will cure.
@@ -235,6 +243,13 @@ func (ag *agent) call(ctx context.Context, in callInput) (*callOutput, error) {
 			user(e)
 		}
 	}
+	var capture *captureStart
+	if in.Job != "" {
+		// The stages before the tool run here; the tool runs in the job
+		// activity, which the workflow starts once this one returns.
+		capture = &captureStart{job: in.Job}
+		loop.Hooks.Middleware = []toolloop.Middleware{capture.middleware}
+	}
 	activity.RecordHeartbeat(ctx, hb.snapshot())
 	stop := keepAlive(ctx, ag.heartbeatEvery(), hb)
 	var res *toolloop.ToolResult
@@ -247,6 +262,11 @@ func (ag *agent) call(ctx context.Context, in callInput) (*callOutput, error) {
 	stop()
 	if pending != nil {
 		return &callOutput{Pending: pending}, nil
+	}
+	if capture != nil {
+		if st := capture.start(); st != nil {
+			return &callOutput{Result: res, Start: st}, nil
+		}
 	}
 	if ctx.Err() != nil && !tsdk.IsCanceledError(context.Cause(ctx)) && res.Error != nil &&
 		(res.Error.Kind == toolloop.KindCanceled || res.Error.Kind == toolloop.KindTimeout) {
@@ -300,12 +320,19 @@ type heartbeat struct {
 	Turn     int                `json:"turn"`
 	Progress *toolloop.Progress `json:"progress,omitempty"`
 	Partial  string             `json:"partial,omitempty"`
+	// Job, on a job activity's heartbeat, is the job's ID, and
+	// OutputBytes counts the output its tool reported so far (Partial is
+	// its tail).
+	Job         string `json:"job,omitempty"`
+	OutputBytes int64  `json:"output_bytes,omitempty"`
 }
 
 // beat is the heartbeat an activity keeps up to date.
 type beat struct {
 	mu sync.Mutex
 	hb heartbeat
+	// max bounds Partial; 0 means maxPartial.
+	max int
 }
 
 func (b *beat) progress(p *toolloop.Progress) {
@@ -318,17 +345,21 @@ func (b *beat) progress(p *toolloop.Progress) {
 	b.mu.Unlock()
 }
 
-// partial keeps the last maxPartial bytes of the output reported so far,
-// starting at a character boundary.
+// partial keeps the last maxPartial (or max) bytes of the output
+// reported so far, starting at a character boundary.
 func (b *beat) partial(text string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	limit := maxPartial
+	if b.max > 0 {
+		limit = b.max
+	}
+	if b.hb.Job != "" {
+		b.hb.OutputBytes += int64(len(text))
+	}
 	s := b.hb.Partial + text
-	if len(s) > maxPartial {
-		s = s[len(s)-maxPartial:]
-		for len(s) > 0 && !utf8.RuneStart(s[0]) {
-			s = s[1:]
-		}
+	if len(s) > limit {
+		s = runeStart(s[len(s)-limit:])
 	}
 	b.hb.Partial = s
 }

@@ -45,7 +45,8 @@ const callOverhead = 5 * time.Minute
 // the heartbeat timeout.
 type Agent struct {
 	// Name is the workflow type the agent registers and is started by;
-	// its activities are Name+".model", Name+".call" and Name+".context".
+	// its activities are Name+".model", Name+".call", Name+".context",
+	// Name+".job" and Name+".job_output".
 	// Empty means DefaultName. Give each agent of one worker its own name.
 	Name string
 	// Loop runs in the activities: its Model answers the model turns; its
@@ -114,6 +115,7 @@ var noRetry = tsdk.RetryPolicy{MaximumAttempts: 1}
 type agent struct {
 	Agent
 	modelActivity, callActivity, contextActivity string
+	jobActivity, peekActivity                    string
 	// eventMu makes Loop.OnEvent see one event at a time, as in process,
 	// although the calls of a turn run in separate activities.
 	eventMu sync.Mutex
@@ -144,13 +146,14 @@ func newAgent(a Agent) *agent {
 		a.ToolRetry = &p
 	}
 	return &agent{Agent: a, modelActivity: a.Name + ".model", callActivity: a.Name + ".call",
-		contextActivity: a.Name + ".context"}
+		contextActivity: a.Name + ".context", jobActivity: a.Name + ".job", peekActivity: a.Name + ".job_output"}
 }
 
 // Register registers the agent's workflow with r and, when r registers
 // activities too (a worker.Worker does, a worker.WorkflowReplayer does
-// not), its three activities: Name+".model", Name+".call" and
-// Name+".context" (the loop's context managers). It panics if the agent
+// not), its activities: Name+".model", Name+".call", Name+".context"
+// (the loop's context managers), Name+".job" (a background job's tool)
+// and Name+".job_output" (what job_output reads of a running job). It panics if the agent
 // has no Loop, or, when registering activities, no Model, or if the names
 // are taken: these are mistakes in the program.
 func Register(r worker.WorkflowRegistry, a Agent) {
@@ -169,6 +172,8 @@ func Register(r worker.WorkflowRegistry, a Agent) {
 	ar.RegisterActivityWithOptions(ag.model, activity.RegisterOptions{Name: ag.modelActivity})
 	ar.RegisterActivityWithOptions(ag.call, activity.RegisterOptions{Name: ag.callActivity})
 	ar.RegisterActivityWithOptions(ag.manageContext, activity.RegisterOptions{Name: ag.contextActivity})
+	ar.RegisterActivityWithOptions(ag.job, activity.RegisterOptions{Name: ag.jobActivity})
+	ar.RegisterActivityWithOptions(ag.peekJob, activity.RegisterOptions{Name: ag.peekActivity})
 }
 
 // retryable reports whether a tool is safe to run again after a failure:

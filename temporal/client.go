@@ -203,7 +203,18 @@ func Describe(ctx context.Context, c client.Client, workflowID, runID string) (*
 			continue
 		}
 		var hb heartbeat
-		if dc.FromPayloads(pa.GetHeartbeatDetails(), &hb) != nil || hb.CallID == "" || hb.Turn != st.Turn {
+		if dc.FromPayloads(pa.GetHeartbeatDetails(), &hb) != nil || hb.CallID == "" {
+			continue
+		}
+		if hb.Job != "" {
+			for i := range st.Jobs {
+				if j := &st.Jobs[i]; j.ID == hb.Job && j.Status == toolloop.JobRunning {
+					j.OutputBytes = hb.OutputBytes
+				}
+			}
+			continue
+		}
+		if hb.Turn != st.Turn {
 			continue
 		}
 		for i := range st.Calls {

@@ -26,8 +26,13 @@ type carried struct {
 	// Queued holds the messages sent into the run (SteerSignal) and not
 	// yet delivered, follow-ups mostly; Interrupt is an interrupt it has
 	// not acted on yet.
-	Queued    []toolloop.QueuedMessage `json:"queued,omitempty"`
-	Interrupt *toolloop.Interrupt      `json:"interrupt,omitempty"`
+	Queued    []queued            `json:"queued,omitempty"`
+	Interrupt *toolloop.Interrupt `json:"interrupt,omitempty"`
+	// Jobs are the background jobs of the run so far, all ended (a run
+	// continues as new with no job running), and JobsNext the number of
+	// the last job ID given.
+	Jobs     []toolloop.Job `json:"jobs,omitempty"`
+	JobsNext int            `json:"jobs_next,omitempty"`
 }
 
 // restore puts the carried state into rn and returns the elapsed time.
@@ -40,6 +45,9 @@ func (c *carried) restore(rn *run) time.Duration {
 	if s := rn.steer; s != nil {
 		s.queue, s.intr = c.Queued, c.Interrupt
 	}
+	if js := rn.jobs; js != nil {
+		js.restore(rn, c.Jobs, c.JobsNext)
+	}
 	return c.Elapsed
 }
 
@@ -51,10 +59,16 @@ func (rn *run) continueAsNew() bool {
 	if !rn.longRun || rn.turnsHere == 0 {
 		return false
 	}
+	suggested := workflow.GetInfo(rn.outer).GetContinueAsNewSuggested()
+	if rn.jobs.anyRunning() {
+		// A job's activity cannot outlive this execution: wait for the
+		// jobs to end, unless the history nears its limits.
+		return suggested
+	}
 	if m := rn.ag.MaxTurnsPerExecution; m > 0 && rn.turnsHere >= m {
 		return true
 	}
-	return workflow.GetInfo(rn.outer).GetContinueAsNewSuggested()
+	return suggested
 }
 
 // continueAsNewError ends this execution and starts the next with the
@@ -70,6 +84,10 @@ func (rn *run) continueAsNewError() error {
 		Turns: rn.turn, Accounting: res.Accounting, Executions: res.Executions,
 		FinalText: res.FinalText, StopReason: res.StopReason, Elapsed: rn.clock.total(rn.outer),
 		LastModel: rn.lastModel, Tokens: rn.tokens,
+	}
+	if rn.jobs != nil {
+		c.Jobs, c.JobsNext = rn.carryJobs(), rn.jobs.next
+		c.Accounting = res.Accounting
 	}
 	if s := rn.steer; s != nil {
 		rn.receive()

@@ -83,8 +83,10 @@
 // testdata/ are replayed by the tests, so a change that would break
 // running workflows fails them. Runs started before the long-run policies
 // existed replay without them (workflow.GetVersion, change
-// "toolloop.long-run"), and runs started before steering existed replay
-// without it (change "toolloop.steering"). Steering signals are events
+// "toolloop.long-run"), runs started before steering existed replay
+// without it (change "toolloop.steering"), and runs started before
+// background jobs existed run every call in the foreground (change
+// "toolloop.jobs"). Steering signals are events
 // of the history, and the workflow looks at them only at fixed points
 // (see Steering), so a replay sees the same messages at the same turns.
 //
@@ -178,6 +180,44 @@
 // RunResult.Undelivered; when it continues as new they go on to the next
 // execution, with an interrupt it has not acted on. An interrupt now
 // reaches a running activity at its next heartbeat (see Progress).
+//
+// # Background jobs
+//
+// A call to a tool whose spec allows background runs
+// (toolloop.ToolSpec.Background) that sets the background argument
+// starts a job, as in AgentLoop.Run, with the same texts, IDs (job_1,
+// job_2, …, numbered after the transcript's) and limits
+// (Limits.Jobs). The call's activity runs the stages before the tool
+// (validation, guard, approval, pre-hooks) and answers that the job
+// started; the workflow then starts the tool in a job activity of its
+// own, Name+".job", without waiting for it, and the run goes on. The job
+// activity runs for at most Limits.Jobs.MaxDuration, heartbeats with
+// the size and the last 4 KiB of the tool's output, and reports
+// job.started, job.output and job.finished to the loop's OnEvent.
+//
+// The job's end comes back as the activity's completion, an event of the
+// history like a signal, and goes into the run's inbox, where
+// SteerSignal's messages go: it is delivered once, at the next safe
+// point, as a user message with toolloop.OriginJob. The job tools are
+// answered by the workflow itself: job_wait waits on a workflow timer,
+// job_cancel cancels the job's activity and reports its end (which is
+// then not told again), job_list lists the jobs, and job_output reads
+// the latest heartbeat of a running job (through Name+".job_output", an
+// activity that asks Temporal, with the default data converter) or the
+// output of one that ended. Unlike in process, calls to the job tools
+// do not pass through the guard and the hooks, and report no tool
+// events. StatusQuery lists the jobs; Describe adds the output size of
+// each running one.
+//
+// An interrupt does not end jobs. The run's end does: the jobs still
+// running are cancelled, given the heartbeat timeout and five seconds to
+// stop, and listed in RunResult.Jobs, as are cancellation and
+// Budget.MaxDuration. With Limits.Jobs.WaitAtEnd a run whose model has
+// answered waits for its jobs, as in process. A job's activity cannot
+// outlive its workflow execution, so the run does not continue as new
+// while a job runs; if Temporal suggests it (the history nears its
+// limits), the running jobs are ended first, and their ends, like those
+// not yet told, go on to the next execution.
 //
 // # Cancellation
 //

@@ -18,7 +18,9 @@ import (
 // parallel calls, a retry after a killed worker, approvals by signal, a
 // cancellation, steering by signal (TestIntegrationSteer: messages, a
 // follow-up and an interrupt now that goes on; TestIntegrationInterrupt:
-// an interrupt that ends the run), and long runs (TestIntegrationLongRunGoldens: context
+// an interrupt that ends the run), background jobs
+// (TestIntegrationJob: a job across turns, job_output, job_cancel), and
+// long runs (TestIntegrationLongRunGoldens: context
 // management with a compaction and an overflow retry, a wrap-up turn,
 // StopWhen, the failure policy, continue-as-new every two turns;
 // TestIntegrationMaxDuration: the duration timer, a wrap-up with context

@@ -20,6 +20,9 @@ type Status struct {
 	// Calls are the calls of the turn, in call order; empty while the
 	// model answers.
 	Calls []CallStatus `json:"calls,omitempty"`
+	// Jobs are the run's background jobs, in the order started (see
+	// toolloop.Job); Describe adds the output size of each running one.
+	Jobs []toolloop.Job `json:"jobs,omitempty"`
 }
 
 // Awaiting returns the calls that wait for a Decision. A call to an agent
@@ -88,7 +91,7 @@ type CallStatus struct {
 
 // status answers StatusQuery.
 func (rn *run) status() (*Status, error) {
-	st := &Status{RunID: rn.res.RunID, Turn: rn.turn}
+	st := &Status{RunID: rn.res.RunID, Turn: rn.turn, Jobs: rn.jobs.infos()}
 	for _, s := range rn.calls {
 		cs := CallStatus{CallID: s.tc.ID, Name: s.tc.Name, State: s.state, Pending: s.pending}
 		if s.pending != nil && s.pending.Child != nil {

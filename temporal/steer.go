@@ -36,8 +36,9 @@ const (
 type steering struct {
 	messages, interrupts workflow.ReceiveChannel
 	// queue holds the messages received and not yet delivered, in the
-	// order sent.
-	queue []toolloop.QueuedMessage
+	// order sent, and the ends of background jobs, in the order they
+	// ended.
+	queue []queued
 	// intr is the interrupt the run has not acted on yet.
 	intr *toolloop.Interrupt
 	// base is the run's context before interrupts (outer, with the
@@ -45,6 +46,15 @@ type steering struct {
 	// that an interrupt now cancels, and renewed after it acted.
 	base   workflow.Context
 	cancel workflow.CancelFunc
+}
+
+// queued is a message in the workflow's inbox. In JSON it is a
+// toolloop.QueuedMessage, with the job's ID for the end of a job.
+type queued struct {
+	toolloop.QueuedMessage
+	// Job is the ID of the job whose end the message tells, for
+	// toolloop.OriginJob.
+	Job string `json:"job,omitempty"`
 }
 
 // startSteering makes the run take steering signals: it works under a
@@ -95,7 +105,7 @@ func (rn *run) enqueue(q []toolloop.QueuedMessage) {
 			m.Origin = toolloop.OriginSteer
 		}
 		m.Message = toolloop.Message{Role: toolloop.RoleUser, Content: slices.Clone(m.Message.Content)}
-		rn.steer.queue = append(rn.steer.queue, m)
+		rn.steer.queue = append(rn.steer.queue, queued{QueuedMessage: m})
 	}
 }
 
@@ -147,7 +157,7 @@ func (rn *run) holding() bool {
 // take takes the pending interrupt, if any, and the messages to deliver
 // with it, as the core does: the steering messages, or, at the end of the
 // run (final) or when the interrupt goes on, all of them.
-func (s *steering) take(final bool) (*toolloop.Interrupt, []toolloop.QueuedMessage) {
+func (s *steering) take(final bool) (*toolloop.Interrupt, []queued) {
 	i := s.intr
 	s.intr = nil
 	if i != nil && !i.Continue {
@@ -158,7 +168,7 @@ func (s *steering) take(final bool) (*toolloop.Interrupt, []toolloop.QueuedMessa
 		s.queue = nil
 		return i, q
 	}
-	var out, keep []toolloop.QueuedMessage
+	var out, keep []queued
 	for _, m := range s.queue {
 		if m.Origin == toolloop.OriginFollowUp {
 			keep = append(keep, m)
@@ -199,9 +209,12 @@ func (rn *run) safePoint(final bool) (stop, more bool) {
 	if msgs := rn.res.Messages; i != nil && len(q) == 0 && msgs[len(msgs)-1].Role == toolloop.RoleAssistant {
 		// Going on from a cut turn with nothing to say: as the core does,
 		// so that no request ends with the assistant's cut message.
-		q = []toolloop.QueuedMessage{{Origin: toolloop.OriginInterrupt, Message: toolloop.UserMessage(toolloop.InterruptedNote)}}
+		q = []queued{{QueuedMessage: toolloop.QueuedMessage{Origin: toolloop.OriginInterrupt, Message: toolloop.UserMessage(toolloop.InterruptedNote)}}}
 	}
 	for _, m := range q {
+		if m.Job != "" {
+			rn.jobDelivered(m.Job)
+		}
 		rn.res.Messages = append(rn.res.Messages, m.Message)
 	}
 	return false, len(q) > 0 || i != nil
@@ -251,6 +264,9 @@ func (rn *run) undelivered() {
 		q = nil
 	}
 	for _, m := range s.queue {
+		if m.Job != "" {
+			continue // RunResult.Jobs says how each job ended
+		}
 		rn.res.Undelivered = append(rn.res.Undelivered, m.Message)
 	}
 	s.queue = nil

@@ -27,6 +27,9 @@ type slot struct {
 	resumes   int
 	future    workflow.Future
 	result    *toolloop.ToolResult
+	// job is the ID of the background job the call asked to run as,
+	// once given.
+	job string
 }
 
 // runTurn runs the calls of one assistant turn, each as an activity, and
@@ -159,9 +162,14 @@ func (rn *run) runTurn(calls []toolloop.ToolCall, policies []callPolicy, done []
 	return results
 }
 
-// start schedules the call's activity.
+// start schedules the call's activity, or runs a call to a job tool in
+// the workflow.
 func (rn *run) start(s *slot) {
 	ag := rn.ag
+	if rn.jobTool(s) {
+		rn.startJobTool(s)
+		return
+	}
 	policy, attempts := &noRetry, int32(1)
 	if s.policy.Retry {
 		policy, attempts = ag.ToolRetry, ag.ToolRetry.MaximumAttempts
@@ -190,6 +198,10 @@ func (rn *run) start(s *slot) {
 		Summary:             s.tc.Name + " " + s.tc.ID,
 	})
 	in.Attempts = attempts
+	if s.job == "" && rn.background(s) {
+		s.job = rn.jobs.reserve()
+	}
+	in.Job = s.job
 	s.future = workflow.ExecuteActivity(actx, ag.callActivity, in)
 	s.state = CallRunning
 }
@@ -203,6 +215,9 @@ func (rn *run) outcome(s *slot, f workflow.Future) (*toolloop.ToolResult, *tooll
 	var out callOutput
 	err := f.Get(rn.ctx, &out)
 	if err == nil && out.Result != nil {
+		if out.Start != nil {
+			return rn.jobStarted(s, out.Result, out.Start), nil
+		}
 		return out.Result, nil
 	}
 	if err == nil && out.Pending != nil {

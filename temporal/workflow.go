@@ -100,6 +100,9 @@ type run struct {
 	lastModel string
 	// turnsHere counts the turns of this workflow execution.
 	turnsHere int
+	// jobs, when the run may start background jobs (jobsVersion), are
+	// its jobs; nil otherwise.
+	jobs *jobs
 }
 
 // workflow is the agent loop as a workflow: the same steps as
@@ -119,6 +122,7 @@ func (ag *agent) workflow(ctx workflow.Context, in Input) (*toolloop.RunResult, 
 	if workflow.GetVersion(ctx, steerChange, workflow.DefaultVersion, steerVersion) >= steerVersion {
 		rn.steer = &steering{}
 	}
+	rn.startJobs(ctx)
 	var elapsed time.Duration
 	if c := in.Carried; c != nil {
 		elapsed = c.restore(rn)
@@ -136,6 +140,9 @@ func (ag *agent) workflow(ctx workflow.Context, in Input) (*toolloop.RunResult, 
 		rn.startSteering(ctx)
 	}
 	res, err := rn.loop()
+	if !workflow.IsContinueAsNewError(err) {
+		rn.endJobs()
+	}
 	rn.drainDecisions()
 	rn.undelivered()
 	return res, err
@@ -225,6 +232,9 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 			if rn.steer != nil {
 				if _, more := rn.safePoint(true); more {
 					continue // follow-ups: the run goes on
+				}
+				if rn.awaitJobs() {
+					continue // a job ended, or a message came: deliver it
 				}
 			}
 			return res, nil
