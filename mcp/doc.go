@@ -162,14 +162,15 @@
 //     the limit. Listing its tools is bounded by the same limit.
 //   - Stopping a stdio server: stdin closed, then SIGTERM after
 //     [Options.ShutdownTimeout] (5 s by default), then SIGKILL after as
-//     long again, then at most 10 s for it to be reaped; a server that
-//     failed to start gets one second for each step instead. A process
-//     that leaves its stderr open to a child is given up on one second
-//     after it exits (exec.Cmd.WaitDelay).
+//     long again, then at most 10 s for it to be reaped. A process that
+//     leaves its stderr open to a child is given up on one second after
+//     it exits (exec.Cmd.WaitDelay). A server that failed to start has
+//     its process group sent SIGTERM as its stdin is closed, and SIGKILL
+//     one second later if any of it is still there.
 //   - Register blocks, with the defaults, for at most about 31 s on a
-//     server that never answers its start (ConnectTimeout, then one
-//     second for its stopping; 32 s if it ignores SIGTERM; measured:
-//     31.2 s, BenchmarkRegisterHungServer), and about twice
+//     server that never answers its start (ConnectTimeout, then at most
+//     one second for its stopping, however it treats SIGTERM or its
+//     children; see TestStartTimeoutBound), and about twice
 //     ConnectTimeout on one that answers the handshake just in time and
 //     then never lists its tools. The servers start in parallel, so this
 //     is the bound for any number of them. A lazy server starts on first

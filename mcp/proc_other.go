@@ -7,3 +7,5 @@ import "os/exec"
 func setProcessGroup(*exec.Cmd) {}
 
 func killGroup(int) {}
+
+func terminateGroup(int) {}

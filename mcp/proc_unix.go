@@ -17,3 +17,8 @@ func setProcessGroup(cmd *exec.Cmd) {
 func killGroup(pid int) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
+
+// terminateGroup sends SIGTERM to the process group led by pid.
+func terminateGroup(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+}

@@ -28,11 +28,10 @@ type process struct {
 	cmd    *exec.Cmd
 	stderr *lineLog
 	stdin  io.WriteCloser
-	// terminate is how long each step of the shutdown waits: a short
-	// grace until the session is up (see started), then the
-	// ShutdownTimeout.
-	terminate atomic.Int64
-	shutdown  time.Duration
+	// shutdown is how long each step of the shutdown waits once the
+	// session is up (see started); until then, see stopFailed.
+	shutdown time.Duration
+	up       atomic.Bool
 
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // how it exited, once exited is closed
@@ -61,7 +60,6 @@ func (s *Source) command() (sdk.Transport, *process, error) {
 	// Do not let a grandchild holding stderr open stall the reaping.
 	cmd.WaitDelay = time.Second
 	p := &process{cmd: cmd, shutdown: orDur(s.opts.ShutdownTimeout, DefaultShutdownTimeout), exited: make(chan struct{})}
-	p.terminate.Store(int64(min(p.shutdown, failedStartGrace)))
 	// Its stderr is logged, and its last lines kept for its errors.
 	p.stderr = &lineLog{log: s.logger}
 	cmd.Stderr = p.stderr
@@ -96,13 +94,15 @@ func (p *process) Close() error {
 }
 
 func (p *process) stop() error {
+	if !p.up.Load() {
+		return p.stopFailed()
+	}
 	_ = p.stdin.Close()
-	terminate := time.Duration(p.terminate.Load())
-	if p.wait(terminate) {
+	if p.wait(p.shutdown) {
 		return p.waitErr
 	}
 	// If SIGTERM cannot be sent (as on Windows), go straight to SIGKILL.
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil && p.wait(terminate) {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err == nil && p.wait(p.shutdown) {
 		return p.waitErr
 	}
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -114,6 +114,29 @@ func (p *process) stop() error {
 		return p.waitErr
 	}
 	return fmt.Errorf("the server process %d was killed but not reaped within %v", p.cmd.Process.Pid, reapTimeout)
+}
+
+// stopFailed stops a process whose session never came up within
+// failedStartGrace in all, so that a start that hangs costs
+// ConnectTimeout plus about a second: stdin is closed and its process
+// group sent SIGTERM at once, then SIGKILL when the grace is over. The
+// group, not only the process: a child of it that holds its stdout or
+// stderr open would otherwise delay the reaping by cmd.WaitDelay.
+func (p *process) stopFailed() error {
+	_ = p.stdin.Close()
+	pid := p.cmd.Process.Pid
+	terminateGroup(pid)
+	if p.wait(failedStartGrace) {
+		return p.waitErr
+	}
+	killGroup(pid)
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("killing the server process: %w", err)
+	}
+	if p.wait(reapTimeout) {
+		return p.waitErr
+	}
+	return fmt.Errorf("the server process %d was killed but not reaped within %v", pid, reapTimeout)
 }
 
 // wait waits up to d for the process to be reaped, and reports whether
@@ -138,14 +161,14 @@ func (p *process) cleanup() {
 	p.stderr.flush()
 }
 
-// failedStartGrace bounds each step of stopping a server that failed to
-// start (by the SDK, as it gives up, or by abort): it is not waited for
-// long.
+// failedStartGrace bounds the stopping of a server that failed to start
+// (by the SDK, as it gives up, or by abort), SIGKILL aside: it is not
+// waited for long.
 const failedStartGrace = time.Second
 
 // started gives the process, now serving a session, the whole
 // ShutdownTimeout to exit when asked.
-func (p *process) started() { p.terminate.Store(int64(p.shutdown)) }
+func (p *process) started() { p.up.Store(true) }
 
 // abort stops a server that failed to start and waits until it is reaped.
 func (p *process) abort() {
