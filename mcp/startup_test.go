@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,21 +59,20 @@ func TestStartTimeout(t *testing.T) {
 func TestStartTimeoutBound(t *testing.T) {
 	t.Parallel()
 	// Two goroutines spinning, to keep the machine busy while it waits.
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var spinners sync.WaitGroup
 	for range 2 {
 		spinners.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() {
 			}
 		})
 	}
-	defer spinners.Wait()
-	defer close(stop)
+	// Cleanup, not defer: the parallel subtests run after this function
+	// returns, and before its cleanups.
+	t.Cleanup(func() {
+		stop.Store(true)
+		spinners.Wait()
+	})
 
 	const limit = time.Second
 	for name, tc := range map[string]struct {
