@@ -107,6 +107,16 @@
 // approval the guard asks for is put to the client as an elicitation when
 // it declared that capability, and is otherwise denied.
 //
+// A client that goes away does not take the server with it. Over stdio,
+// [Serve] catches SIGPIPE while it runs (reference-counted across
+// sessions; Go's default again once the last returns), so a client that
+// closed its end of stdout makes the next write fail instead of killing
+// the program. A failed write, or stdin's end while calls are in flight,
+// cancels those calls (their tools see their context end), and Serve
+// returns [ErrClientGone], so the program's deferred cleanup runs. A
+// client that closes stdin between calls ends the session: Serve
+// returns nil.
+//
 // # Tasks
 //
 // MCP tasks let a long call run on its server while the client polls it.

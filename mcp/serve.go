@@ -246,8 +246,9 @@ func NewServer(loop *toolloop.AgentLoop, opts *ServeOptions) (*Server, error) {
 // Serve serves loop's tools over stdin and stdout until ctx is done or the
 // client goes away: the one line a program needs to be an MCP server.
 // Stdout then carries the protocol: the program must write nothing else
-// to it (log to stderr). It returns nil when the client closed stdin, and
-// ctx's error when ctx ended it.
+// to it (log to stderr). It returns nil when the client closed stdin, ctx's
+// error when ctx ended it, and [ErrClientGone] when the client went away
+// during calls or stopped reading (see [Server.Run]).
 func Serve(ctx context.Context, loop *toolloop.AgentLoop, opts *ServeOptions) error {
 	s, err := NewServer(loop, opts)
 	if err != nil {
@@ -258,17 +259,29 @@ func Serve(ctx context.Context, loop *toolloop.AgentLoop, opts *ServeOptions) er
 }
 
 // ServeStdio serves one client over stdin and stdout until ctx is done,
-// the client closes stdin, or the server is closed.
+// the client closes stdin or goes away, or the server is closed. It
+// returns as [Server.Run] does.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.Run(ctx, &sdk.StdioTransport{})
 }
 
 // Run serves one client session over t until ctx is done, the client goes
 // away, or the server is closed. Many sessions may run at once. It returns
-// nil when the client ended the session or the server was closed, and
-// ctx's error when ctx ended it.
+// nil when the client ended the session or the server was closed, ctx's
+// error when ctx ended it, and [ErrClientGone] when the client went away
+// (its calls in flight are cancelled).
+//
+// Over [sdk.StdioTransport] and [sdk.IOTransport], SIGPIPE is caught
+// (signal.Notify) while Run runs, so that a client that closed its end of
+// stdout makes writes fail with EPIPE, and Run return [ErrClientGone],
+// instead of the Go runtime killing the program. After the last such Run
+// returns, SIGPIPE is Go's default again.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
-	ss, err := s.sdk.Connect(ctx, &dropCancelled{t}, nil)
+	if stdioLike(t) {
+		defer catchSIGPIPE()()
+	}
+	gone := &clientGone{}
+	ss, err := s.sdk.Connect(ctx, &dropCancelled{Transport: t, gone: gone}, nil)
 	if err != nil {
 		return err
 	}
@@ -283,6 +296,11 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	go func() { ended <- ss.Wait() }() // joined below, in every case
 	select {
 	case err := <-ended:
+		// Not when Close or ctx ended the session, and this case won
+		// the race: closing the connection ends its reads too.
+		if gerr := gone.err(); gerr != nil && ctx.Err() == nil && !s.isClosed() {
+			return gerr
+		}
 		if errors.Is(err, sdk.ErrConnectionClosed) {
 			err = nil
 		}
@@ -306,6 +324,12 @@ func (s *Server) track(ss *sdk.ServerSession) bool {
 	}
 	s.sessions[ss] = struct{}{}
 	return true
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 func (s *Server) untrack(ss *sdk.ServerSession) {

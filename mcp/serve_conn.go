@@ -11,15 +11,19 @@ import (
 
 // dropCancelled is a server transport whose connections send no reply to
 // a request the client cancelled, as the protocol asks: the SDK would
-// send the handler's result anyway.
-type dropCancelled struct{ sdk.Transport }
+// send the handler's result anyway. They also record in gone when the
+// client went away.
+type dropCancelled struct {
+	sdk.Transport
+	gone *clientGone
+}
 
 func (t *dropCancelled) Connect(ctx context.Context) (sdk.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &cancelConn{Connection: c, inflight: make(map[jsonrpc.ID]bool)}, nil
+	return &cancelConn{Connection: c, inflight: make(map[jsonrpc.ID]bool), gone: t.gone}, nil
 }
 
 // cancelConn tracks the requests in flight, from their arrival to their
@@ -32,10 +36,18 @@ type cancelConn struct {
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]bool // true: cancelled
+	gone     *clientGone
 }
 
 func (c *cancelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if err != nil && ctx.Err() == nil && closedErr(err) {
+		c.mu.Lock()
+		if len(c.inflight) > 0 {
+			c.gone.set(err)
+		}
+		c.mu.Unlock()
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 		switch {
 		case req.IsCall():
@@ -71,5 +83,11 @@ func (c *cancelConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			return nil
 		}
 	}
-	return c.Connection.Write(ctx, msg)
+	err := c.Connection.Write(ctx, msg)
+	if err != nil && ctx.Err() == nil {
+		// The SDK, seeing the write fail, cancels the calls in flight
+		// and closes the connection.
+		c.gone.set(err)
+	}
+	return err
 }
