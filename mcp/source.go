@@ -596,8 +596,13 @@ func (s *Source) ended(sess *session, err error) {
 		return
 	}
 	s.sess = nil
-	s.failures++
-	s.retryAt = time.Now().Add(s.backoff())
+	// A remote server that answered that it no longer knows the session
+	// (it expired it, or restarted) is up: a new session is no restart
+	// attempt to back off from.
+	if !errors.Is(err, errSessionGone) {
+		s.failures++
+		s.retryAt = time.Now().Add(s.backoff())
+	}
 	s.lastErr = err
 	s.mu.Unlock()
 	s.logger.Warn("mcp server stopped; the next call restarts it", "err", err)
@@ -663,19 +668,22 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 			return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "MCP %v", err)
 		}
 		st := noState
+		var streamEnded atomic.Bool
+		actx := ctx
 		if s.http != nil {
 			st = new(callState)
+			actx = withStreamEnd(ctx, &streamEnded)
 		}
 		var r *toolloop.ToolResult
 		if s.asTask(sess, remote, call) {
 			var sent bool
-			r, sent, err = s.runTask(ctx, sess, remote, call, params, budget, st)
+			r, sent, err = s.runTask(actx, sess, remote, call, params, budget, st)
 			if err != nil && sent {
 				return nil, err // classified already
 			}
 		} else {
 			var res *sdk.CallToolResult
-			if res, err = s.send(ctx, sess, params, budget, st); err == nil {
+			if res, err = s.send(actx, sess, params, budget, st); err == nil {
 				r = toResult(res)
 			}
 		}
@@ -693,7 +701,8 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 			s.logger.Info("mcp call not delivered: the session was gone; sending it on a new session", "tool", remote, "err", err)
 			continue
 		}
-		return nil, s.callError(ctx, sess, fmt.Sprintf("the call to %q", remote), err, st.broken.Load() || st.unsent.Load())
+		lost := st.broken.Load() || st.unsent.Load() || streamEnded.Load()
+		return nil, s.callError(ctx, sess, fmt.Sprintf("the call to %q", remote), err, lost)
 	}
 }
 
