@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -372,7 +373,8 @@ func (s *Source) Close() error {
 	return err
 }
 
-// wrap turns the server's tool list into toolloop tools.
+// wrap turns the server's tool list into toolloop tools, sorted by the
+// server's names for them.
 func (s *Source) wrap(sess *session, list []*sdk.Tool) []toolloop.Tool {
 	var names []string
 	byName := make(map[string]*sdk.Tool, len(list))
@@ -387,6 +389,10 @@ func (s *Source) wrap(sess *session, list []*sdk.Tool) []toolloop.Tool {
 		byName[t.Name] = t
 		names = append(names, t.Name)
 	}
+	// In name order, whatever order the server listed them in: the same
+	// tools make the same tools, so a re-listing (after list_changed or a
+	// restart) leaves the specs, and a model's prompt cache, as they were.
+	slices.Sort(names)
 	assigned := assignNames(s.name, names)
 	tools := make([]toolloop.Tool, 0, len(names))
 	for _, remote := range names {
