@@ -175,14 +175,19 @@ func orDur(d, def time.Duration) time.Duration {
 // to the server was lost), and the next call or listing starts it again.
 // A call whose request provably did not reach a remote server (its
 // connection was refused, or the server answered that it did not know the
-// session, as a restarted server does) is sent again, once, on a new
-// session, so the first call after a restart succeeds; a call that may
-// have reached the server is never sent twice. See the package
+// session, as a restarted server does, or one that expired the session)
+// is sent again, once, on a new session, so the first call after a
+// restart or an expiry succeeds; a call that may have reached the server
+// is never sent twice: one whose answer was lost with its session fails
+// with a [ConnectionLostError]. A session the server no longer knows
+// costs no backoff: the server answered, so it is up. See the package
 // documentation's "Timeouts and bounds". A server that keeps failing is retried with
 // backoff (see [Options]); while it waits, calls fail at once saying when
 // the next attempt will be. After a restart the source reports a change,
 // so the registry reads the tool list afresh. A server's tools/list_changed
-// notification is reported the same way.
+// notification is reported the same way. The tools come in name order,
+// whatever the server's, so the same tools give the same specs, byte for
+// byte, and a model's prompt cache holds across re-listings.
 //
 // Close stops the server: a stdio server's stdin is closed, and it is
 // signalled if it does not exit (SIGTERM after [Options.ShutdownTimeout],
