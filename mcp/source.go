@@ -307,7 +307,7 @@ func (s *Source) Tools(ctx context.Context) ([]toolloop.Tool, error) {
 	limit := orDur(s.opts.ConnectTimeout, DefaultConnectTimeout)
 	lctx, cancel := context.WithTimeoutCause(ctx, limit, &TimeoutError{Server: s.name, What: "list its tools", Limit: limit})
 	defer cancel()
-	for t, err := range sess.cs.Tools(lctx, nil) {
+	for t, err := range toolPages(lctx, sess.cs) {
 		if err != nil {
 			var te *TimeoutError
 			if ctx.Err() == nil && errors.As(context.Cause(lctx), &te) {

@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -141,5 +143,73 @@ func TestServeToolOrder(t *testing.T) {
 	}
 	for _, l := range lists[1:] {
 		assert.Equal(t, lists[0], l)
+	}
+}
+
+// TestSchemaKeyOrder: over the transports whose messages the package
+// reads, a tool's schemas keep the server's key order; over a Transport
+// of your own, the keys are sorted. Either way, two listings give the
+// same bytes.
+func TestSchemaKeyOrder(t *testing.T) {
+	t.Parallel()
+	const input = `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}},"required":["b"]}`
+	const output = `{"type":"object","properties":{"z":{"type":"string"},"y":{"type":"string"}}}`
+	const sorted = `{"properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["b"],"type":"object"}`
+	newSrv := func() *sdk.Server {
+		srv := sdk.NewServer(&sdk.Implementation{Name: "keys", Version: "1"}, nil)
+		srv.AddTool(&sdk.Tool{Name: "t", InputSchema: json.RawMessage(input), OutputSchema: json.RawMessage(output)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
+		return srv
+	}
+	tests := map[string]struct {
+		cfg  func(t *testing.T) mcp.ServerConfig
+		want string
+	}{
+		"http": {func(t *testing.T) mcp.ServerConfig {
+			srv := newSrv()
+			ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+			t.Cleanup(ts.Close)
+			return mcp.ServerConfig{URL: ts.URL}
+		}, input},
+		"sse": {func(t *testing.T) mcp.ServerConfig {
+			srv := newSrv()
+			ts := httptest.NewServer(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+			t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
+			return mcp.ServerConfig{Type: "sse", URL: ts.URL}
+		}, input},
+		"own transport": {func(t *testing.T) mcp.ServerConfig {
+			srv := newSrv()
+			return mcp.ServerConfig{Transport: func(ctx context.Context) (sdk.Transport, error) {
+				ct, st := sdk.NewInMemoryTransports()
+				ss, err := srv.Connect(ctx, st, nil)
+				if err != nil {
+					return nil, err
+				}
+				t.Cleanup(func() { _ = ss.Close() })
+				return ct, nil
+			}}
+		}, sorted},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src := (&server{cfg: tt.cfg(t), logs: &logBuffer{}}).source(t, "keys", nil, nil)
+			var got []string
+			for range 2 {
+				tools, err := src.Tools(t.Context())
+				require.NoError(t, err)
+				require.Len(t, tools, 1)
+				got = append(got, string(tools[0].Spec().InputSchema))
+			}
+			assert.Equal(t, tt.want, got[0])
+			assert.Equal(t, got[0], got[1])
+			if tt.want == input {
+				tools, err := src.Tools(t.Context())
+				require.NoError(t, err)
+				assert.Equal(t, output, string(tools[0].Spec().OutputSchema))
+			}
+		})
 	}
 }
