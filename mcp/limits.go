@@ -126,6 +126,9 @@ func (t *clipTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(r)
 	t.observe(r, resp, err)
+	if err == nil {
+		noteStreamEnd(r, resp)
+	}
 	if err != nil || resp.Body == nil || resp.Body == http.NoBody {
 		return resp, err
 	}

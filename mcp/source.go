@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -174,14 +175,19 @@ func orDur(d, def time.Duration) time.Duration {
 // to the server was lost), and the next call or listing starts it again.
 // A call whose request provably did not reach a remote server (its
 // connection was refused, or the server answered that it did not know the
-// session, as a restarted server does) is sent again, once, on a new
-// session, so the first call after a restart succeeds; a call that may
-// have reached the server is never sent twice. See the package
+// session, as a restarted server does, or one that expired the session)
+// is sent again, once, on a new session, so the first call after a
+// restart or an expiry succeeds; a call that may have reached the server
+// is never sent twice: one whose answer was lost with its session fails
+// with a [ConnectionLostError]. A session the server no longer knows
+// costs no backoff: the server answered, so it is up. See the package
 // documentation's "Timeouts and bounds". A server that keeps failing is retried with
 // backoff (see [Options]); while it waits, calls fail at once saying when
 // the next attempt will be. After a restart the source reports a change,
 // so the registry reads the tool list afresh. A server's tools/list_changed
-// notification is reported the same way.
+// notification is reported the same way. The tools come in name order,
+// whatever the server's, so the same tools give the same specs, byte for
+// byte, and a model's prompt cache holds across re-listings.
 //
 // Close stops the server: a stdio server's stdin is closed, and it is
 // signalled if it does not exit (SIGTERM after [Options.ShutdownTimeout],
@@ -301,7 +307,7 @@ func (s *Source) Tools(ctx context.Context) ([]toolloop.Tool, error) {
 	limit := orDur(s.opts.ConnectTimeout, DefaultConnectTimeout)
 	lctx, cancel := context.WithTimeoutCause(ctx, limit, &TimeoutError{Server: s.name, What: "list its tools", Limit: limit})
 	defer cancel()
-	for t, err := range sess.cs.Tools(lctx, nil) {
+	for t, err := range toolPages(lctx, sess.cs) {
 		if err != nil {
 			var te *TimeoutError
 			if ctx.Err() == nil && errors.As(context.Cause(lctx), &te) {
@@ -372,7 +378,8 @@ func (s *Source) Close() error {
 	return err
 }
 
-// wrap turns the server's tool list into toolloop tools.
+// wrap turns the server's tool list into toolloop tools, sorted by the
+// server's names for them.
 func (s *Source) wrap(sess *session, list []*sdk.Tool) []toolloop.Tool {
 	var names []string
 	byName := make(map[string]*sdk.Tool, len(list))
@@ -387,6 +394,10 @@ func (s *Source) wrap(sess *session, list []*sdk.Tool) []toolloop.Tool {
 		byName[t.Name] = t
 		names = append(names, t.Name)
 	}
+	// In name order, whatever order the server listed them in: the same
+	// tools make the same tools, so a re-listing (after list_changed or a
+	// restart) leaves the specs, and a model's prompt cache, as they were.
+	slices.Sort(names)
 	assigned := assignNames(s.name, names)
 	tools := make([]toolloop.Tool, 0, len(names))
 	for _, remote := range names {
@@ -596,8 +607,13 @@ func (s *Source) ended(sess *session, err error) {
 		return
 	}
 	s.sess = nil
-	s.failures++
-	s.retryAt = time.Now().Add(s.backoff())
+	// A remote server that answered that it no longer knows the session
+	// (it expired it, or restarted) is up: a new session is no restart
+	// attempt to back off from.
+	if !errors.Is(err, errSessionGone) {
+		s.failures++
+		s.retryAt = time.Now().Add(s.backoff())
+	}
 	s.lastErr = err
 	s.mu.Unlock()
 	s.logger.Warn("mcp server stopped; the next call restarts it", "err", err)
@@ -663,19 +679,22 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 			return nil, toolloop.Errorf(toolloop.KindExecutionFailed, "MCP %v", err)
 		}
 		st := noState
+		var streamEnded atomic.Bool
+		actx := ctx
 		if s.http != nil {
 			st = new(callState)
+			actx = withStreamEnd(ctx, &streamEnded)
 		}
 		var r *toolloop.ToolResult
 		if s.asTask(sess, remote, call) {
 			var sent bool
-			r, sent, err = s.runTask(ctx, sess, remote, call, params, budget, st)
+			r, sent, err = s.runTask(actx, sess, remote, call, params, budget, st)
 			if err != nil && sent {
 				return nil, err // classified already
 			}
 		} else {
 			var res *sdk.CallToolResult
-			if res, err = s.send(ctx, sess, params, budget, st); err == nil {
+			if res, err = s.send(actx, sess, params, budget, st); err == nil {
 				r = toResult(res)
 			}
 		}
@@ -693,7 +712,8 @@ func (s *Source) call(ctx context.Context, remote string, call *toolloop.Call) (
 			s.logger.Info("mcp call not delivered: the session was gone; sending it on a new session", "tool", remote, "err", err)
 			continue
 		}
-		return nil, s.callError(ctx, sess, fmt.Sprintf("the call to %q", remote), err, st.broken.Load() || st.unsent.Load())
+		lost := st.broken.Load() || st.unsent.Load() || streamEnded.Load()
+		return nil, s.callError(ctx, sess, fmt.Sprintf("the call to %q", remote), err, lost)
 	}
 }
 

@@ -110,7 +110,10 @@ func (s *Source) taskMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		switch method {
 		case "initialize", "server/discover", "tools/list":
-			cp := new(capture)
+			cp := captureOf(ctx) // tools/list's, for its schemas (see toolPages)
+			if cp == nil {
+				cp = new(capture)
+			}
 			res, err := next(withCapture(ctx, cp), method, req)
 			if err == nil {
 				s.noteTasks(cs, method, cp.raw())
