@@ -315,3 +315,44 @@ func TestServeHTTPMixedVersions(t *testing.T) {
 	checkConformance(t, runConformance(t, node, "--url", hs.URL), f)
 	<-done
 }
+
+// TestServeHTTPStatelessTask runs a task, with requests shaped as the
+// 2026-07-28 protocol says, on the default handler: the task's ID alone
+// reaches it from the next request, which has no session in common.
+func TestServeHTTPStatelessTask(t *testing.T) {
+	f := newTaskFixture()
+	srv, err := mcp.NewServer(f.loop, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, srv.Close()) }()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "job"}
+	r := rawDo(t, http.MethodPost, hs.URL, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job","arguments":{"steps":1},"task":{},`+meta+`}}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Nil(t, r.jsonrpc.Error, r.body)
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	require.NoError(t, json.Unmarshal(r.jsonrpc.Result, &created), r.body)
+	require.NotEmpty(t, created.Task.TaskID, r.body)
+
+	h = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tasks/result"}
+	r = rawDo(t, http.MethodPost, hs.URL, h, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+created.Task.TaskID+`",`+meta+`}}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Nil(t, r.jsonrpc.Error, r.body)
+	assert.Contains(t, string(r.jsonrpc.Result), "done after 1 steps")
+
+	// tasks/list has no session whose tasks it could list.
+	h["Mcp-Method"] = "tasks/list"
+	r = rawDo(t, http.MethodPost, hs.URL, h, `{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{`+meta+`}}`)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	var list struct {
+		Tasks []json.RawMessage `json:"tasks"`
+	}
+	require.NoError(t, json.Unmarshal(r.jsonrpc.Result, &list), r.body)
+	assert.Empty(t, list.Tasks)
+}
