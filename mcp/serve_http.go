@@ -33,7 +33,7 @@ type httpHandler struct {
 	stateful, stateless http.Handler
 	origins             map[string]bool // normalized, from AllowedOrigins
 	anyOrigin           bool            // AllowedOrigins has "*"
-	maxBody             int64
+	maxBody             int64           // what is read, at most, to choose a route
 }
 
 func (s *Server) newHTTPHandler() *httpHandler {
@@ -49,9 +49,14 @@ func (s *Server) newHTTPHandler() *httpHandler {
 	if s.opts.HTTP != nil {
 		opts = *s.opts.HTTP
 	}
+	// maxBody bounds what is read to choose a route: the SDK's limit, or,
+	// when that is off (negative), the tasks wrapper's.
 	h := &httpHandler{origins: map[string]bool{}, maxBody: opts.MaxRequestBodyBytes}
-	if h.maxBody == 0 {
+	switch {
+	case h.maxBody == 0:
 		h.maxBody = sdk.DefaultMaxRequestBodyBytes
+	case h.maxBody < 0:
+		h.maxBody = maxRequestBody
 	}
 	for _, o := range s.opts.AllowedOrigins {
 		if o == "*" {
@@ -93,7 +98,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
 	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil || (h.maxBody > 0 && int64(len(body)) > h.maxBody) {
+	if err != nil || int64(len(body)) > h.maxBody {
 		// Leave the error, or the body that is too big, to the SDK.
 		h.stateful.ServeHTTP(w, r)
 		return

@@ -356,3 +356,25 @@ func TestServeHTTPStatelessTask(t *testing.T) {
 	require.NoError(t, json.Unmarshal(r.jsonrpc.Result, &list), r.body)
 	assert.Empty(t, list.Tasks)
 }
+
+// TestServeHTTPSessionOptions checks the session status codes under the
+// HTTP options that change them: no body limit still answers a missing
+// session with 400; Stateless serves every request without one.
+func TestServeHTTPSessionOptions(t *testing.T) {
+	const list = `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`
+	for name, tt := range map[string]struct {
+		opts *sdk.StreamableHTTPOptions
+		want int
+	}{
+		"no body limit": {&sdk.StreamableHTTPOptions{MaxRequestBodyBytes: -1}, http.StatusBadRequest},
+		"stateless":     {&sdk.StreamableHTTPOptions{Stateless: true}, http.StatusOK},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newServe(t, newServeFixture(), &mcp.ServeOptions{HTTP: tt.opts})
+			hs := httptest.NewServer(srv.Handler())
+			defer hs.Close()
+			r := rawDo(t, http.MethodPost, hs.URL, nil, list)
+			assert.Equal(t, tt.want, r.status, r.body)
+		})
+	}
+}
