@@ -169,7 +169,8 @@
 //	2026-07-28  server/discover  none            on subscriptions/listen    multi round trip (2) tasks/* by ID (3)
 //
 // Every version gets tools/list, tools/call, progress on the call's
-// stream, and cancellation. Elicitation goes only to a client that
+// stream, and cancellation (on 2026-07-28, by closing the call's
+// request, which ends the call's context). Elicitation goes only to a client that
 // declared the capability; a call whose approval cannot be asked is
 // denied, saying why. A 2026-07-28 client may skip server/discover.
 //

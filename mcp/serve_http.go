@@ -68,7 +68,12 @@ func (s *Server) newHTTPHandler() *httpHandler {
 	if !opts.Stateless {
 		h.stateful = taskHandler{sdk.NewStreamableHTTPHandler(getServer, &opts)}
 	}
+	// A request of the stateless protocol is its whole call: a client that
+	// cancels it closes the request (its notifications/cancelled, on a
+	// request of its own, reaches no call), so the call's context ends
+	// with the request's.
 	opts.Stateless = true
+	opts.PropagateRequestCancellation = true
 	h.stateless = taskHandler{sdk.NewStreamableHTTPHandler(getServer, &opts)}
 	return h
 }
