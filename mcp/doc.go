@@ -161,6 +161,56 @@
 // clients) is denied. A session that ends over [Server.Run] or
 // [Server.ServeStdio] cancels its tasks; Close cancels all.
 //
+// # Serving over HTTP
+//
+// [Server.Handler] serves clients of every protocol version the Go SDK
+// speaks, on one URL, with no setting: a POST without an Mcp-Session-Id
+// header that names protocol 2026-07-28 or later (its
+// Mcp-Protocol-Version header, or the request's _meta), or that is a
+// server/discover, goes to the SDK's stateless handler; everything else
+// to its stateful one, where initialize starts a session. What a client
+// gets:
+//
+//	version     start            session         list_changed               approvals            tasks
+//	2024-11-05  initialize       Mcp-Session-Id  on the session's streams   elicitation/create   tasks/* (1)
+//	2025-03-26  initialize       Mcp-Session-Id  on the session's streams   elicitation/create   tasks/* (1)
+//	2025-06-18  initialize       Mcp-Session-Id  on the session's streams   elicitation/create   tasks/* (1)
+//	2025-11-25  initialize       Mcp-Session-Id  on the session's streams   elicitation/create   tasks/* (1)
+//	2026-07-28  server/discover  none            on subscriptions/listen    multi round trip (2) tasks/* by ID (3)
+//
+// Every version gets tools/list, tools/call, progress on the call's
+// stream, and cancellation (on 2026-07-28, by closing the call's
+// request, which ends the call's context). Elicitation goes only to a client that
+// declared the capability; a call whose approval cannot be asked is
+// denied, saying why. A 2026-07-28 client may skip server/discover.
+//
+//  1. The experimental tasks of 2025-11-25 (see "Tasks"), for a client
+//     that sends a task param, whatever version it negotiated.
+//  2. The server sends the client no requests (no elicitation, no
+//     sampling, no roots: the SDK refuses them without a session); an
+//     approval is asked for in the call's result, and the client calls
+//     again with its answer (see [Server]).
+//  3. tasks/get, tasks/result and tasks/cancel by the task's ID; tasks/list
+//     lists nothing, since there is no session whose tasks it could list;
+//     a task whose approval needs a round trip is denied.
+//
+// [ServeOptions].HTTP.Stateless serves every client as the stateless
+// handler does: the older versions then get a session of one request
+// each (no list_changed, no elicitation).
+//
+// Status codes, beyond the SDK's: a request from a browser page whose
+// Origin is not allowed gets 403 Forbidden (the protocol's guard
+// against DNS rebinding): allowed are the [ServeOptions].AllowedOrigins
+// and, on a loopback listener, loopback origins (http or https, localhost,
+// 127.0.0.1 or [::1], any port); a request without Origin (not from a
+// browser) is served. A request that needs a session and sends no
+// Mcp-Session-Id gets 400 Bad Request with a JSON-RPC error (-32600); a
+// session ID the handler does not know (never made, ended by DELETE,
+// timed out, or the server restarted) gets 404 Not Found, on which
+// clients start a new session. The SDK's own checks stay: a loopback
+// listener reached under another Host name is 403, and a body over
+// MaxRequestBodyBytes 413.
+//
 // # Timeouts and bounds
 //
 // Every wait and every buffer of the package is bounded:

@@ -63,9 +63,19 @@ type ServeOptions struct {
 	// value turns the polling off.
 	ListPollInterval time.Duration
 	// HTTP configures [Server.Handler]'s streamable HTTP transport (the
-	// SDK's options: stateless mode, JSON responses, session timeout...).
-	// Nil means the SDK's defaults.
+	// SDK's options: JSON responses, session timeout...). Nil means the
+	// SDK's defaults. Stateless need not be set for clients of the
+	// stateless protocol (2026-07-28 on), which the handler serves anyway;
+	// setting it serves every client without sessions.
 	HTTP *sdk.StreamableHTTPOptions
+	// AllowedOrigins are the origins ("https://app.example.com",
+	// "http://localhost:3000") whose browser pages [Server.Handler]
+	// serves; a request with another Origin header gets 403 Forbidden
+	// (the protocol's guard against DNS rebinding). "*" allows every
+	// origin. Requests without an Origin header (programs, not browsers)
+	// are always served, and so are loopback origins (localhost,
+	// 127.0.0.1, [::1], any port) on a loopback listener.
+	AllowedOrigins []string
 }
 
 // Server exposes the tools of an [toolloop.AgentLoop]'s registry to MCP
@@ -339,18 +349,15 @@ func (s *Server) untrack(ss *sdk.ServerSession) {
 }
 
 // Handler returns an http.Handler that serves the tools over streamable
-// HTTP, a session per client, each with its own calls, configured by
-// [ServeOptions.HTTP]. Each Handler has sessions of its own; mount one.
-// After Close it refuses new sessions (400 Bad Request).
+// HTTP to clients of every protocol version: a session per client for
+// clients that initialize one, and none for clients of the stateless
+// protocol (2026-07-28 on). It is configured by [ServeOptions.HTTP] and
+// [ServeOptions.AllowedOrigins]; see the package documentation's "Serving
+// over HTTP" for the status codes and what each version gets. Each
+// Handler has sessions of its own; mount one. After Close it refuses new
+// sessions (400 Bad Request).
 func (s *Server) Handler() http.Handler {
-	return taskHandler{sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closed {
-			return nil
-		}
-		return s.sdk
-	}, s.opts.HTTP)}
+	return s.newHTTPHandler()
 }
 
 // Close ends every session (the calls in flight are cancelled), stops
