@@ -115,7 +115,12 @@
 // cancels those calls (their tools see their context end), and Serve
 // returns [ErrClientGone], so the program's deferred cleanup runs. A
 // client that closes stdin between calls ends the session: Serve
-// returns nil.
+// returns nil. Over HTTP ([Server.Handler]), a call whose client's
+// connection closes before its result is written is cancelled the same
+// way (the stateless protocol's calls end with their request; a session's
+// with the POST that carried them), unless ServeOptions.HTTP has an
+// EventStore, with which a client may resume the call's stream; the
+// server and its other sessions go on.
 //
 // # Tasks
 //

@@ -183,6 +183,9 @@ type Server struct {
 
 	seq   atomic.Uint64
 	calls sync.Map // run ID -> *serveCall, for calls that report progress
+	// requests holds the contexts of the HTTP POSTs being served, by the
+	// token their calls see (see httpHandler.serveStateful).
+	requests sync.Map
 
 	syncMu sync.Mutex
 	specs  []toolloop.ToolSpec // the registry's specs the SDK server mirrors

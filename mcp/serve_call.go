@@ -30,8 +30,42 @@ type serveCall struct {
 // loop and turns its result into MCP's.
 func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	runID, n := s.nextRun()
+	if gone := s.requestGone(req); gone != nil {
+		cctx, cancel := context.WithCancelCause(ctx)
+		stop := context.AfterFunc(gone, func() { cancel(ErrClientGone) })
+		defer func() {
+			stop()
+			cancel(nil)
+		}()
+		ctx = cctx
+	}
 	return s.runCall(ctx, req, runID, n, false), nil
 }
+
+// requestGone returns the context of the HTTP POST that carried req, on
+// the stateful handler: when it ends before the call does, the client
+// went away (its connection closed), and, as the call's stream cannot be
+// resumed without a ServeOptions.HTTP.EventStore, nobody can get its
+// result: the call is cancelled. It returns nil for other transports.
+func (s *Server) requestGone(req *sdk.CallToolRequest) context.Context {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return nil
+	}
+	tok := req.Extra.Header.Get(headerRequest)
+	if tok == "" {
+		return nil
+	}
+	v, ok := s.requests.Load(tok)
+	if !ok {
+		return nil
+	}
+	return v.(context.Context)
+}
+
+// resumable reports whether a client may resume an HTTP call's stream
+// after its connection ends (an EventStore is set): then a call goes on
+// when its POST ends.
+func (s *Server) resumable() bool { return s.opts.HTTP != nil && s.opts.HTTP.EventStore != nil }
 
 // nextRun numbers a call: its run ID and the number.
 func (s *Server) nextRun() (runID, n string) {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net"
@@ -31,6 +32,7 @@ type httpHandler struct {
 	// stateful is nil when the user asked for a stateless handler
 	// (ServeOptions.HTTP.Stateless): then every request goes to stateless.
 	stateful, stateless http.Handler
+	srv                 *Server
 	origins             map[string]bool // normalized, from AllowedOrigins
 	anyOrigin           bool            // AllowedOrigins has "*"
 	maxBody             int64           // what is read, at most, to choose a route
@@ -51,7 +53,7 @@ func (s *Server) newHTTPHandler() *httpHandler {
 	}
 	// maxBody bounds what is read to choose a route: the SDK's limit, or,
 	// when that is off (negative), the tasks wrapper's.
-	h := &httpHandler{origins: map[string]bool{}, maxBody: opts.MaxRequestBodyBytes}
+	h := &httpHandler{srv: s, origins: map[string]bool{}, maxBody: opts.MaxRequestBodyBytes}
 	switch {
 	case h.maxBody == 0:
 		h.maxBody = sdk.DefaultMaxRequestBodyBytes
@@ -90,7 +92,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Header.Get(headerSessionID) != "" {
 		// The SDK answers a missing session ID on GET and DELETE with 400,
 		// and a session it does not have with 404.
-		h.stateful.ServeHTTP(w, r)
+		h.serveStateful(w, r)
 		return
 	}
 	if v := r.Header.Get(headerProtocolVersion); v >= statelessVersion {
@@ -114,8 +116,29 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case routeNoSession:
 		writeSessionRequired(w, id)
 	default:
-		h.stateful.ServeHTTP(w, r)
+		h.serveStateful(w, r)
 	}
+}
+
+// headerRequest carries, to the calls of a POST, the token under which
+// the handler keeps the POST's context (see serveStateful); a client's
+// own header of that name is dropped.
+const headerRequest = "Toolloop-Request"
+
+// serveStateful serves r on the stateful handler. The calls a POST
+// carries can find its context by the token in headerRequest (see
+// Server.requestGone): the SDK runs a session's calls on the session's
+// context, so a client that goes away mid-call would otherwise leave the
+// call running until its timeout.
+func (h *httpHandler) serveStateful(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(headerRequest)
+	if r.Method == http.MethodPost && !h.srv.resumable() {
+		tok := rand.Text()
+		h.srv.requests.Store(tok, r.Context())
+		defer h.srv.requests.Delete(tok)
+		r.Header.Set(headerRequest, tok)
+	}
+	h.stateful.ServeHTTP(w, r)
 }
 
 // allowOrigin reports whether a request from a browser page of origin may
