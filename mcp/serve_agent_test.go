@@ -155,10 +155,12 @@ func serveAgentCancel(t *testing.T, transport func(*testing.T, *mcp.Server, io.W
 	assert.Equal(t, toolloop.StopInterrupted, cut[0].StopReason)
 	assert.Equal(t, "Raft has three parts:", cut[0].Text(), "kept, its trailing space trimmed")
 
-	// A request of the stateless protocol over HTTP is cancelled by its
-	// closing: the notification the client may also send, in a request of
-	// its own, has no session to reach the call by.
-	if _, isHTTP := ct.(*sdk.StreamableClientTransport); !isHTTP || version < "2026-07-28" {
+	// Over HTTP the call is cancelled by its request's closing, which
+	// comes first (the server cancels a call whose client went away); the
+	// notification the client also sends, in a request of its own, may
+	// come after the call ended, or, on the stateless protocol, have no
+	// session to reach it by.
+	if _, isHTTP := ct.(*sdk.StreamableClientTransport); !isHTTP {
 		assert.Contains(t, wire.String(), `"notifications/cancelled"`, "the client's cancellation reached the server as the protocol's notification")
 	}
 

@@ -70,6 +70,13 @@ func (e *expiring) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		isCall = bytes.Contains(body, []byte(`"tools/call"`))
+		if bytes.Contains(body, []byte(`"server/discover"`)) {
+			// A server with sessions, as servers before the stateless
+			// 2026-07-28 protocol are (whose sessions cannot expire):
+			// the client falls back to initialize.
+			http.Error(w, "Bad Request: server/discover is not served here", http.StatusBadRequest)
+			return
+		}
 	}
 	if sid != "" && isCall && e.rejectCalls.Load() {
 		e.refused.Add(1)
