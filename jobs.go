@@ -232,9 +232,11 @@ func (j *bgJob) run(ctx context.Context) {
 		r.Meta.Truncated = true
 	}
 	status, reason := JobOK, ""
-	if cause := context.Cause(ctx); ctx.Err() != nil && (err != nil || r.Status == StatusError || r.Error != nil) {
-		// The job's context ended and the tool failed because of it
-		// (or alongside it): say what ended it.
+	if cause := context.Cause(ctx); ctx.Err() != nil && r.Error != nil && (r.Error.Kind == KindCanceled || r.Error.Kind == KindTimeout) {
+		// The job's context ended and the tool stopped because of it
+		// (a context error, or a result of kind canceled or timeout):
+		// say what ended it. A tool that failed on its own as the
+		// context ended keeps its failure.
 		switch {
 		case errors.Is(cause, errJobTimeout):
 			r.Error = Errorf(KindTimeout, "job %s ran past its time limit of %v and was canceled", j.info.ID, j.js.lim.MaxDuration)

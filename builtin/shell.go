@@ -111,6 +111,11 @@ func (w *workspace) execShell(ctx context.Context, call *toolloop.Call, in *exec
 		if te := (*toolloop.ToolError)(nil); errors.As(err, &te) {
 			return nil, err
 		}
+		if ctx.Err() != nil {
+			// Stopped before it started (a job canceled at once, a run
+			// that ended): the context's error says so, with its kind.
+			return nil, ctx.Err()
+		}
 		return nil, failed("starting the shell: %v", err)
 	}
 	_ = pw.Close()

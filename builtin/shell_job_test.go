@@ -390,7 +390,7 @@ func TestExecShellJobLimit(t *testing.T) {
 	assert.Contains(t, second.Text(), "1 background jobs are running and at most 1 run at once")
 	assert.Contains(t, second.Text(), "job_wait")
 	require.Len(t, res.Jobs, 1, "the second call started no job")
-	assert.Equal(t, toolloop.JobCanceled, res.Jobs[0].Status)
+	assert.Equal(t, toolloop.JobCanceled, res.Jobs[0].Status, "%+v %+v", res.Jobs[0], res.Jobs[0].Result)
 }
 
 func TestExecShellJobOutputBeyondTheRingIsCut(t *testing.T) {
