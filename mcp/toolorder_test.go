@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -32,10 +33,18 @@ func TestToolOrderAcrossReconnect(t *testing.T) {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
 			})
 	}
-	// Every listing after the first comes in reverse order.
+	// Every listing after the first comes in reverse order. The server
+	// has sessions (it refuses server/discover, so the client falls back
+	// to initialize): the SDK's ServerSession.Close can hang while the
+	// stateless protocol's subscriptions/listen runs on an in-memory
+	// transport, and the test closes sessions to make the client
+	// reconnect.
 	var listings atomic.Int64
 	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "server/discover" {
+				return nil, errors.New("this server has sessions: initialize")
+			}
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*sdk.ListToolsResult); ok && err == nil && listings.Add(1) > 1 {
 				slices.Reverse(lr.Tools)
