@@ -142,10 +142,10 @@ func exitCode(v any) (int64, bool) {
 }
 
 // told links the message that told the model jobs ended to those jobs:
-// the job the event names (named, from Event.Job), or else the ended jobs of r not yet told whose ID the text names (the loop's
-// message names each: "[Job job_1 (exec_shell) ended: …]"), or, if it
-// names none and one ended job was not told, that one. It returns their
-// IDs.
+// the job the event names (named, from Event.Job); or else the ended
+// jobs of r not yet told whose ID the text names (the loop's message
+// names each: "[Job job_1 (exec_shell) ended: …]"); or, if it names none
+// and one ended job was not told, that one. It returns their IDs.
 func (r *run) told(text string, turn int, named string) []string {
 	if named != "" { // the loop names the job on the event
 		for _, j := range r.Jobs {
