@@ -40,6 +40,12 @@ type PendingCall struct {
 	// child's paused state. [PendingCall.Waiting] lists the calls it waits
 	// on.
 	Child *PauseState `json:"child,omitempty"`
+	// Program is set on a call whose tool's inner calls (see [Inner], as
+	// code mode makes them) wait for a decision: the inner calls that
+	// finished before the pause, served again when the tool runs again
+	// on resume, and those that wait. [PendingCall.Waiting] lists the
+	// latter.
+	Program *ProgramState `json:"program,omitempty"`
 }
 
 // Waiting returns the calls that wait for a decision before p can go on:

@@ -111,6 +111,10 @@ type ResultMeta struct {
 	// is what the agent's run spent. The loop adds its Usage, Cost and
 	// UnpricedTurns to the run's [Accounting] when it appends the result.
 	Spent *Accounting `json:"spent,omitempty"`
+	// InnerCalls, on the result of a call whose tool made inner calls
+	// (see [Inner]), counts those that went through the pipeline. The
+	// loop adds them to Accounting.ToolCalls when it appends the result.
+	InnerCalls int `json:"inner_calls,omitempty"`
 	// Extra holds tool-specific facts, such as a shell command's exit code.
 	Extra map[string]any `json:"extra,omitempty"`
 }
