@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // ErrDiverged: a program run again on resume (see [Inner]) made an inner
@@ -77,6 +78,12 @@ func (in *Inner) Prepare(name string, args json.RawMessage) *InnerCall {
 	return nil
 }
 
+// Started is when the program first started: the time of the call's
+// first run, or, when it runs again on resume, the time its first run
+// started (kept in [ProgramState]). Code mode shows the program this
+// clock, so that a program run again sees the same time.
+func (in *Inner) Started() time.Time { return time.Time{} }
+
 // ID is the inner call's ID: the call's ID, "/" and the inner call's
 // number, counting from 1.
 func (ic *InnerCall) ID() string { return ic.id }
@@ -98,6 +105,8 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 // [Inner]) had done: the journal its tool is answered from when it runs
 // again on resume.
 type ProgramState struct {
+	// Started is when the program first started (see [Inner.Started]).
+	Started time.Time `json:"started"`
 	// Done lists the inner calls that finished, in the order of their
 	// numbers, each with the arguments the program gave and the result
 	// it got.
