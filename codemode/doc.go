@@ -1,0 +1,2 @@
+// Package codemode offers the model a code tool.
+package codemode

@@ -1,0 +1,5 @@
+package codemode
+
+import "slices"
+
+func sortStrings(s []string) { slices.Sort(s) }
