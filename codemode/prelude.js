@@ -121,6 +121,11 @@
 			return args;
 		});
 	}
+	guard(StringC, "raw", (_, args) => {
+		const t = args[0];
+		if (t !== null && t !== undefined) checkElems(arrayLike(t.raw));
+		return args;
+	});
 	guard(StringC.prototype, "split", (s, args) => {
 		checkElems(StringC(s).length + 1);
 		return args;
@@ -150,7 +155,8 @@
 	const arrayProto = Array.prototype;
 	for (const name of ownNames(arrayProto)) {
 		const d = getOwnDesc(arrayProto, name);
-		if (name === "constructor" || typeof d.value !== "function") continue;
+		// push and pop do not loop over the length, and are the hot ones.
+		if (name === "constructor" || name === "push" || name === "pop" || typeof d.value !== "function") continue;
 		guard(arrayProto, name, (a, args) => {
 			const n = lengthOf(a);
 			checkElems(n);
@@ -184,6 +190,9 @@
 			return args;
 		});
 	}
+	// Spread, for-of, Array.from, new Set(a) and the like take an array's
+	// iterator: the wrapped values checks the length first.
+	defineProp(arrayProto, Symbol.iterator, { value: arrayProto.values, writable: true, configurable: true, enumerable: false });
 	function arrayLike(x) {
 		if (x === null || x === undefined) return 0;
 		if (typeof x === "string") return x.length;
@@ -229,22 +238,25 @@
 	function sized(v, budget) {
 		let total = 0;
 		const stack = [v];
+		setProto(stack, null); // no setter the program put on Array.prototype runs here
+		let top = 1;
 		let steps = 0;
-		while (stack.length > 0 && total <= budget) {
-			const x = stack.pop();
+		while (top > 0 && total <= budget) {
+			const x = stack[--top];
 			steps++;
 			if (typeof x === "string") total += x.length + 2;
 			else if (x === null || typeof x !== "object") total += 8;
 			else if (steps > maxElems) return total; // a cycle or a very wide value: stringify decides
 			else if (isArray(x)) {
-				const n = lengthOf(x);
+				const n = x.length;
 				checkElems(n);
 				total += n + 2;
-				for (let i = 0; i < n; i++) stack.push(x[i]);
+				for (let i = 0; i < n && total <= budget; i++) stack[top++] = x[i];
 			} else {
-				for (const k of keys(x)) {
-					total += k.length + 4;
-					stack.push(x[k]);
+				const ks = keys(x);
+				for (let i = 0; i < ks.length; i++) {
+					total += ks[i].length + 4;
+					stack[top++] = x[ks[i]];
 				}
 			}
 		}
