@@ -123,22 +123,22 @@ var reserved = map[string]bool{"constructor": true, "__proto__": true, "prototyp
 // schema is the part of a JSON Schema the declarations use. Properties
 // keep their order.
 type schema struct {
-	Type                 typeList          `json:"type"`
-	Description          string            `json:"description"`
-	Properties           props             `json:"properties"`
-	Required             []string          `json:"required"`
-	Items                json.RawMessage   `json:"items"`
-	PrefixItems          []json.RawMessage `json:"prefixItems"`
-	Enum                 []json.RawMessage `json:"enum"`
-	Const                json.RawMessage   `json:"const"`
-	AnyOf                []json.RawMessage `json:"anyOf"`
-	OneOf                []json.RawMessage `json:"oneOf"`
-	AllOf                []json.RawMessage `json:"allOf"`
-	AdditionalProperties json.RawMessage   `json:"additionalProperties"`
-	Ref                  string            `json:"$ref"`
+	Type                 typeList                   `json:"type"`
+	Description          string                     `json:"description"`
+	Properties           props                      `json:"properties"`
+	Required             []string                   `json:"required"`
+	Items                json.RawMessage            `json:"items"`
+	PrefixItems          []json.RawMessage          `json:"prefixItems"`
+	Enum                 []json.RawMessage          `json:"enum"`
+	Const                json.RawMessage            `json:"const"`
+	AnyOf                []json.RawMessage          `json:"anyOf"`
+	OneOf                []json.RawMessage          `json:"oneOf"`
+	AllOf                []json.RawMessage          `json:"allOf"`
+	AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	Ref                  string                     `json:"$ref"`
 	Defs                 map[string]json.RawMessage `json:"$defs"`
 	Definitions          map[string]json.RawMessage `json:"definitions"`
-	Nullable             bool              `json:"nullable"`
+	Nullable             bool                       `json:"nullable"`
 }
 
 // typeList is a schema's type: one name or several.

@@ -62,7 +62,9 @@ func echo(_ context.Context, args json.RawMessage) (*toolloop.ToolResult, error)
 
 // text returns a text result.
 func text(s string) func(context.Context, json.RawMessage) (*toolloop.ToolResult, error) {
-	return func(context.Context, json.RawMessage) (*toolloop.ToolResult, error) { return toolloop.TextResult(s), nil }
+	return func(context.Context, json.RawMessage) (*toolloop.ToolResult, error) {
+		return toolloop.TextResult(s), nil
+	}
 }
 
 // failing fails with the given kind.

@@ -257,4 +257,3 @@ func TestResultText(t *testing.T) {
 		assert.Equal(t, tc.want, res.Text(), tc.code)
 	}
 }
-

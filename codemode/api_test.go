@@ -1,0 +1,133 @@
+package codemode
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/toolloop/toolloop"
+)
+
+func TestDeclarations(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec toolloop.ToolSpec
+		want string
+	}{
+		{
+			name: "properties in schema order, optional marked, comments",
+			spec: toolloop.ToolSpec{Name: "read_file", Description: "Read a file.", InputSchema: json.RawMessage(`{"type":"object",
+				"properties":{"path":{"type":"string","description":"Path relative to the workspace."},"offset":{"type":"integer"},"all":{"type":"boolean"}},
+				"required":["path"]}`)},
+			want: `  /** Read a file. */
+  read_file(args: {
+    /** Path relative to the workspace. */
+    path: string;
+    offset?: number;
+    all?: boolean;
+  }): Promise<unknown>;
+`,
+		},
+		{
+			name: "no arguments",
+			spec: toolloop.ToolSpec{Name: "now", Description: "The time."},
+			want: "  /** The time. */\n  now(args?: Record<string, unknown>): Promise<unknown>;\n",
+		},
+		{
+			name: "name that is not an identifier",
+			spec: toolloop.ToolSpec{Name: "my-tool", InputSchema: json.RawMessage(`{"type":"object","properties":{"a-b":{"type":"number"}}}`)},
+			want: "  \"my-tool\"(args?: {\n    \"a-b\"?: number;\n  }): Promise<unknown>;\n",
+		},
+		{
+			name: "enums, unions, arrays, nested objects, maps, refs",
+			spec: toolloop.ToolSpec{Name: "q", InputSchema: json.RawMessage(`{"type":"object","properties":{
+				"mode":{"enum":["fast","slow",3,null]},
+				"id":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+				"tags":{"type":"array","items":{"type":"string"}},
+				"pairs":{"type":"array","items":{"oneOf":[{"type":"string"},{"type":"null"}]}},
+				"where":{"type":"object","properties":{"col":{"type":"string"}},"required":["col"]},
+				"meta":{"type":"object","additionalProperties":{"type":"number"}},
+				"maybe":{"type":["string","null"]},
+				"node":{"$ref":"#/$defs/node"},
+				"k":{"const":"x"},
+				"anything":{}
+			},"required":["mode"],"$defs":{"node":{"type":"object","properties":{"v":{"type":"number"}}}}}`)},
+			want: `  q(args: {
+    mode: "fast" | "slow" | 3 | null;
+    id?: string | number;
+    tags?: string[];
+    pairs?: (string | null)[];
+    where?: {
+      col: string;
+    };
+    meta?: Record<string, number>;
+    maybe?: string | null;
+    node?: {
+      v?: number;
+    };
+    k?: "x";
+    anything?: unknown;
+  }): Promise<unknown>;
+`,
+		},
+		{
+			name: "output schema types the promise",
+			spec: toolloop.ToolSpec{Name: "count", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+				OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
+			want: "  count(args?: Record<string, unknown>): Promise<{\n  n: number;\n}>;\n",
+		},
+		{
+			name: "comment markers in descriptions are defused",
+			spec: toolloop.ToolSpec{Name: "x", Description: "Ends */ here.\nSecond line."},
+			want: "  /**\n   * Ends *\\/ here.\n   * Second line.\n   */\n  x(args?: Record<string, unknown>): Promise<unknown>;\n",
+		},
+		{
+			name: "recursive refs end",
+			spec: toolloop.ToolSpec{Name: "tree", InputSchema: json.RawMessage(`{"type":"object","properties":{"t":{"$ref":"#"}}}`)},
+			want: "",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := declare(tc.spec, false)
+			if tc.want == "" {
+				assert.LessOrEqual(t, len(got), maxDeclBytes)
+				assert.Contains(t, got, "unknown")
+				return
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// A gigantic schema gets a shorter declaration that still names its
+// arguments.
+func TestDeclarationIsBounded(t *testing.T) {
+	var props []string
+	for i := range 500 {
+		props = append(props, fmt.Sprintf(`"field_%d":{"type":"object","description":%q,"properties":{"a":{"type":"string"},"b":{"type":"number"}}}`, i, strings.Repeat("words ", 20)))
+	}
+	spec := toolloop.ToolSpec{Name: "big", Description: "Big.", InputSchema: json.RawMessage(`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`)}
+	got := declare(spec, false)
+	assert.LessOrEqual(t, len(got), maxDeclBytes+maxCommentBytes+200)
+	assert.Contains(t, got, "big(args?: Record<string, unknown>)")
+	assert.Contains(t, got, "field_0, field_1")
+
+	// Mid-sized: loses its comments first, keeping its types.
+	props = props[:40]
+	spec.InputSchema = json.RawMessage(`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`)
+	got = declare(spec, false)
+	assert.NotContains(t, got, "words")
+	assert.Contains(t, got, "field_39?: {")
+}
+
+func TestDeclarationsAreSortedAndDeterministic(t *testing.T) {
+	specs := []toolloop.ToolSpec{{Name: "a"}, {Name: "b"}}
+	d := declarations(specs)
+	assert.Equal(t, d, declarations(specs))
+	assert.True(t, strings.HasPrefix(d, "declare const tools: {\n"))
+	assert.True(t, strings.HasSuffix(d, "};\n"))
+	assert.Less(t, strings.Index(d, "  a("), strings.Index(d, "  b("))
+}
