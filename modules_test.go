@@ -47,6 +47,8 @@ var heavy = []string{
 	"github.com/openai/",
 	"github.com/anthropics/",
 	"mvdan.cc/sh/",
+	"github.com/dop251/goja",
+	"github.com/dlclark/regexp2",
 	"golang.org/x/net",
 }
 
