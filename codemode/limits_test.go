@@ -74,6 +74,26 @@ func TestLimitsEndPrograms(t *testing.T) {
 	}
 }
 
+// Built-ins that recurse on the Go stack meet a nesting bound (the stack
+// depth limit) instead of overflowing it.
+func TestDeepNestingIsRefused(t *testing.T) {
+	for _, code := range []string{
+		`let o = {}; for (let i = 0; i < 5000; i++) o = {o}; return JSON.stringify(o)`,
+		`let a = [1]; for (let i = 0; i < 5000; i++) a = [a]; return a.flat(Infinity)`,
+		`let o = {}; for (let i = 0; i < 5000; i++) o = {o}; console.log(o)`,
+	} {
+		out, err := runProgram(t.Context(), newFake(nil), Limits{MaxStackDepth: 100}, code)
+		require.NoError(t, err)
+		if out.fail == nil {
+			// console.log shows what it cannot make JSON another way.
+			assert.NotContains(t, out.console.buf.String(), `{"o":{"o"`, code)
+			continue
+		}
+		assert.Contains(t, out.fail.Message, "RangeError: code mode:", code)
+		assert.Contains(t, out.fail.Message, "deeper than 100 levels", code)
+	}
+}
+
 // A getter-made length cannot tell the guard one length and the built-in
 // another.
 func TestLengthGetterIsRefused(t *testing.T) {

@@ -8,12 +8,13 @@
 //   hit()                 ends the program: it reached its memory limit
 //   names                 the tool names, as a JSON array
 //   maxElems, maxChars    the largest array and string a built-in may make
+//   maxDepth              the deepest nesting a recursive built-in may meet
 //
 // Everything the helpers use is taken here, before the program runs, so a
 // program that replaces a built-in (JSON.stringify, Reflect.apply,
 // Function.prototype.call) changes only its own code, never the helpers
 // or the guards.
-(function (call, write, hit, namesJSON, maxElems, maxChars) {
+(function (call, write, hit, namesJSON, maxElems, maxChars, maxDepth) {
 	"use strict";
 	const G = globalThis;
 	const apply = Reflect.apply;
@@ -25,6 +26,7 @@
 	const NumberC = Number;
 	const ErrorC = Error;
 	const TypeErrorC = TypeError;
+	const RangeErrorC = RangeError;
 	const floor = Math.floor;
 	const getProto = Object.getPrototypeOf;
 	const getOwnDesc = Object.getOwnPropertyDescriptor;
@@ -184,6 +186,7 @@
 						total += isArray(x) ? lengthOf(x) : 1;
 					}
 					checkElems(total);
+					if (name === "flat" && args[0] !== undefined && NumberC(args[0]) > 1) checkNesting(a);
 					break;
 				}
 			}
@@ -193,6 +196,26 @@
 	// Spread, for-of, Array.from, new Set(a) and the like take an array's
 	// iterator: the wrapped values checks the length first.
 	defineProp(arrayProto, Symbol.iterator, { value: arrayProto.values, writable: true, configurable: true, enumerable: false });
+	// checkNesting throws when arrays nest in a deeper than maxDepth:
+	// flat recurses natively, on the Go stack, where no limit reaches.
+	function checkNesting(a) {
+		const stack = [a, 0];
+		setProto(stack, null);
+		let top = 2;
+		let steps = 0;
+		while (top > 0 && steps++ <= maxElems) {
+			const d = stack[--top];
+			const x = stack[--top];
+			if (d > maxDepth) throw new RangeErrorC("code mode: arrays nested deeper than " + maxDepth + " levels");
+			const n = x.length;
+			for (let i = 0; i < n; i++) {
+				if (isArray(x[i])) {
+					stack[top++] = x[i];
+					stack[top++] = d + 1;
+				}
+			}
+		}
+	}
 	function arrayLike(x) {
 		if (x === null || x === undefined) return 0;
 		if (typeof x === "string") return x.length;
@@ -237,26 +260,32 @@
 	// JavaScript first, where an interrupt reaches.
 	function sized(v, budget) {
 		let total = 0;
-		const stack = [v];
+		const stack = [v, 0];
 		setProto(stack, null); // no setter the program put on Array.prototype runs here
-		let top = 1;
+		let top = 2;
 		let steps = 0;
 		while (top > 0 && total <= budget) {
+			const d = stack[--top];
 			const x = stack[--top];
 			steps++;
 			if (typeof x === "string") total += x.length + 2;
 			else if (x === null || typeof x !== "object") total += 8;
 			else if (steps > maxElems) return total; // a cycle or a very wide value: stringify decides
+			else if (d > maxDepth) throw new RangeErrorC("code mode: a value nested deeper than " + maxDepth + " levels cannot be made JSON");
 			else if (isArray(x)) {
 				const n = x.length;
 				checkElems(n);
 				total += n + 2;
-				for (let i = 0; i < n && total <= budget; i++) stack[top++] = x[i];
+				for (let i = 0; i < n && total <= budget; i++) {
+					stack[top++] = x[i];
+					stack[top++] = d + 1;
+				}
 			} else {
 				const ks = keys(x);
 				for (let i = 0; i < ks.length; i++) {
 					total += ks[i].length + 4;
 					stack[top++] = x[ks[i]];
+					stack[top++] = d + 1;
 				}
 			}
 		}

@@ -158,9 +158,9 @@ func (p *program) run(ctx context.Context) (out *outcome, err error) {
 
 	r.wg.Go(func() { r.watch(ctx, quit) })
 
-	if f := r.setup(innerCtx); f != nil {
+	if f := r.setup(innerCtx); f != nil || r.stop.Load() != nil {
 		r.out.fail = f
-		return r.out, nil
+		return r.finish(ctx, cancelInner)
 	}
 	code, err := goja.Compile("program.js", wrapStart+p.code+wrapEnd, false)
 	if err != nil {
@@ -249,10 +249,14 @@ func (r *run) setup(innerCtx context.Context) *toolloop.ToolError {
 			r.vm.ToValue(string(names)),
 			r.vm.ToValue(maxElems),
 			r.vm.ToValue(maxChars),
+			r.vm.ToValue(lim.MaxStackDepth),
 		)
 		return err
 	})
 	if failed {
+		if r.stop.Load() != nil {
+			return nil // finish names the limit
+		}
 		if r.out.fail != nil {
 			return r.out.fail
 		}

@@ -221,6 +221,15 @@ func TestWallClock(t *testing.T) {
 	})
 }
 
+func TestContextEndedBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	out, err := runProgram(ctx, newFake(nil), Limits{}, `return 1`)
+	require.NoError(t, err)
+	require.NotNil(t, out.fail)
+	assert.Equal(t, toolloop.KindCanceled, out.fail.Kind)
+}
+
 func TestConsoleIsBounded(t *testing.T) {
 	out, err := runProgram(t.Context(), newFake(nil), Limits{MaxConsoleBytes: 100}, `for (let i = 0; i < 1000; i++) console.log("line " + i); return "done"`)
 	require.NoError(t, err)
