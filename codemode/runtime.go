@@ -157,6 +157,9 @@ func (p *program) run(ctx context.Context) (out *outcome, err error) {
 	r.vm.SetRandSource(rng.Float64)
 
 	r.wg.Go(func() { r.watch(ctx, quit) })
+	if ctx.Err() != nil {
+		r.interrupt(&limitError{limit: LimitWallClock})
+	}
 
 	if f := r.setup(innerCtx); f != nil || r.stop.Load() != nil {
 		r.out.fail = f
