@@ -423,3 +423,31 @@ func TestInnerCallAfterTheCallEnded(t *testing.T) {
 	var hand toolloop.Call
 	assert.Nil(t, hand.Inner(), "a call made by hand has no inner calls")
 }
+
+func TestInnerCallPauseThroughRunCall(t *testing.T) {
+	var p program
+	var c counter
+	l := innerFixture(t, &p, &c)
+	l.Guard, l.PauseForApproval = askWrites, true
+	tc := progCall("c1", false, "read a", "write b")
+	res, pend := l.RunCall(context.Background(), "run1", 1, tc, nil)
+	require.Nil(t, res)
+	require.NotNil(t, pend)
+	require.NotNil(t, pend.Program)
+	w := pend.Waiting()
+	require.Len(t, w, 1)
+	assert.Equal(t, "c1/2", w[0].CallID)
+	assert.Equal(t, "c1", w[0].ParentCallID)
+
+	// A driver keeps the pending call as JSON between activities.
+	b, err := json.Marshal(pend)
+	require.NoError(t, err)
+	var saved toolloop.PendingCall
+	require.NoError(t, json.Unmarshal(b, &saved))
+	res, pend = l.ResumeCall(context.Background(), "run1", 1, tc, &saved, map[string]toolloop.Approval{"c1/2": {Approved: true}})
+	require.Nil(t, pend)
+	require.NotNil(t, res)
+	assert.Equal(t, "c1/1 read: read a done\nc1/2 write: write b done", res.Text())
+	assert.Equal(t, 1, c.byCall("c1/1"))
+	assert.Equal(t, 1, c.byCall("c1/2"))
+}
