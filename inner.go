@@ -209,6 +209,12 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 
 	cr := &callRun{rn: rn, tc: ToolCall{ID: ic.id, Name: ic.name, Arguments: ic.args}, index: in.cr.index,
 		start: time.Now(), outer: in.cr, parent: ctx}
+	if d := rn.decision; d != nil && !d.Approved {
+		// A driver's denial, given before the call ran (an MCP client
+		// that cannot be asked), settles the inner calls' asks too; its
+		// approval is for the call itself, never for what it calls.
+		cr.decision = d
+	}
 	res, p := in.exec(ctx, cr, decided)
 	if p != nil {
 		if in.cr.call.Job != "" {
