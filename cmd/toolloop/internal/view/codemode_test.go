@@ -256,3 +256,37 @@ func mustJSON(t *testing.T, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+func TestRenderProgramEscapes(t *testing.T) {
+	// A program's source is model-written text: markup in it, even a
+	// closing script tag, stays data.
+	raw, err := os.ReadFile(codeModeLog)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, Render(&out, eventlog.Events(bytes.NewReader(raw)), Options{}))
+	html := out.String()
+	assert.Len(t, scriptTags.FindAllStringIndex(html, -1), 2, "the page's own two script elements, and no other")
+	assert.NotContains(t, html, "window.pwned=3</script>")
+	assert.NotContains(t, html, "<b>bold")
+
+	data := decode(t, out.Bytes())
+	var p page
+	b, err := json.Marshal(data)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &p))
+	c3 := p.Runs[0].Turns[1].Calls[0]
+	require.NotNil(t, c3.Program)
+	assert.Equal(t, hostileProgram, c3.Program.Code.S, "the source decodes as it was")
+}
+
+func TestModelProgramBound(t *testing.T) {
+	// A program's source is bounded as any text of the page; its line
+	// count is the whole program's.
+	raw, err := os.ReadFile(codeModeLog)
+	require.NoError(t, err)
+	p := buildLog(t, raw, Options{FieldBytes: 64})
+	pg := p.Runs[0].Turns[0].Calls[0].Program
+	assert.Len(t, pg.Code.S, 64)
+	assert.Equal(t, len(largestProgram)-64, pg.Code.More)
+	assert.Equal(t, 16, pg.Lines)
+}
