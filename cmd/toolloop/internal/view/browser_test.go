@@ -469,6 +469,13 @@ func programRows(t *testing.T, ctx context.Context, paused bool) {
 	assert.Equal(t, []string{"c1", "c2"}, js[[]string](t, ctx, `[...document.querySelectorAll('details.turn[data-turn="1"] .turn-body > .call')].map(c => c.dataset.id)`),
 		"the turn's own calls are the model's")
 	assert.Contains(t, js[string](t, ctx, `document.querySelector('.call[data-id="c1"] > .row .flags').textContent`), "program · 9 inner calls")
+	badges := js[[]string](t, ctx, `[...document.querySelectorAll('details.turn[data-turn="1"] > summary .badge')].map(b => b.textContent)`)
+	if paused {
+		assert.Equal(t, []string{"1 error", "2 pending"}, badges, "the turn counts its inner calls")
+	} else {
+		assert.Equal(t, []string{"×2 parallel", "1 error"}, badges, "the turn counts its inner calls")
+	}
+	assert.Contains(t, js[string](t, ctx, `document.querySelector('details.turn[data-turn="1"] > summary').textContent`), "2 calls (+9 inner)")
 
 	// The source: one numbered line per line of the program, in a
 	// monospace font, as text; it folds away.

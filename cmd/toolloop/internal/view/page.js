@@ -270,7 +270,9 @@
     add(s, el("span", null, plural(t.calls.length, "call") + (inner ? " (+" + inner + " inner)" : "")));
     if (t.parallel > 1) add(s, el("span", "badge par", "×" + t.parallel + " parallel"));
     var counts = {};
-    t.calls.forEach(function (c) { counts[c.status] = (counts[c.status] || 0) + 1; });
+    t.calls.forEach(function (c) {
+      [c].concat(c.inner || []).forEach(function (k) { counts[k.status] = (counts[k.status] || 0) + 1; });
+    });
     STATUSES.forEach(function (st) {
       if (counts[st] && st !== "ok") add(s, el("span", "badge s-" + st, counts[st] + " " + st));
     });
