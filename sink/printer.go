@@ -201,8 +201,8 @@ func (p *printer) print(e toolloop.Event) {
 		return
 	}
 	v := p.run(e.RunID)
-	if e.ParentCallID != "" && e.ParentRunID == "" {
-		defer p.inner(v, &e)()
+	if parent := innerParent(v, &e); parent != "" {
+		defer p.inner(v, &e, parent)()
 	}
 	switch e.Type {
 	case toolloop.EventModelDelta:
@@ -329,7 +329,7 @@ func (p *printer) print(e toolloop.Event) {
 // only when verbose, since the parent's call and pause say as much.
 func (p *printer) child(e *toolloop.Event) bool {
 	if e.Tool != "" {
-		e.Tool = "↳ " + e.Tool
+		e.Tool = childMark + e.Tool
 	}
 	switch e.Type {
 	case toolloop.EventRunEnd:

@@ -147,3 +147,30 @@ func TestPrinterInnerCallsOfALoop(t *testing.T) {
 		"  ✓ run_code "+code+" (2 inner calls) → contents of a.go; contents of b.go\n"+
 		"Read.\n", b.String())
 }
+
+func TestPrinterInnerCallsOfAChildRun(t *testing.T) {
+	// A sub-agent's program: the parent's run passes its events on with
+	// ParentCallID the parent's call, and its inner calls are known by
+	// their IDs.
+	child := func(e toolloop.Event) toolloop.Event {
+		e.RunID, e.ParentRunID, e.ParentCallID = "run_child", runID, "a1"
+		return e
+	}
+	progStart := callEv(toolloop.EventStart)
+	progStart.CallID, progStart.Tool, progStart.Arguments = "p1", "run_code", json.RawMessage(`{"code":"x"}`)
+	progDone := complete(toolloop.TextResult("x"))
+	progDone.CallID, progDone.Tool, progDone.Result.Meta.InnerCalls = "p1", "run_code", 1
+	other := complete(toolloop.TextResult("y")) // "q/1" names no call in flight
+	other.CallID = "q/1"
+	events := []toolloop.Event{
+		child(progStart),
+		child(innerDone("p1/1", "read_file", toolloop.TextResult("x"))),
+		child(other),
+		child(progDone),
+	}
+	assert.Equal(t, `  … ↳ run_code code=x → program p1`+"\n"+
+		"    ✓ ↳ p1/1 read_file → x\n"+
+		"  ✓ ↳ read_file → y\n"+
+		`  ✓ ↳ run_code code=x (1 inner call) → x`+"\n",
+		printed(sink.PrinterOptions{}, events...))
+}
