@@ -177,6 +177,23 @@
 // JobLimits.WaitAtEnd makes a run whose model answered while jobs run
 // wait for them instead.
 //
+// # Inner calls and code mode
+//
+// A tool can call other tools of its run while it runs, through
+// [Call.Inner]: the codemode module's run_code tool does, for a program
+// the model wrote, so that fifty calls cost one model turn and only the
+// program's answer enters the transcript. Each inner call ([Inner]) is a
+// call of its own through the whole pipeline (resolution, validation,
+// guard, approval, hooks, its timeout with hang protection, truncation),
+// its events carry the calling call's ID as Event.ParentCallID, and it
+// counts against Budget.MaxToolCalls, Limits.MaxCallsPerTurn (per
+// calling call) and Limits.MaxConcurrency. An inner call that needs a
+// person's decision pauses the run: PauseState.Pending lists it under the
+// calling call ("call_1/3"), whose PendingCall.Program keeps the journal
+// of the inner calls that finished; on Resume the tool runs again, and
+// each inner call it makes again is answered from the journal, so nothing
+// that ran runs twice ([ErrDiverged] if the program takes another path).
+//
 // # Exactly once, in bounded memory
 //
 // A call's result and the start of its tool are one atomic step: once the

@@ -132,6 +132,9 @@ type Event struct {
 	// ParentRunID and ParentCallID are set on the events of a child run
 	// (an agent used as a tool, see [AgentTool]) that reach its parent's
 	// stream: the parent's run and the call that started the child.
+	// ParentCallID alone is set on the events of an inner call (see
+	// [Inner], as a code-mode program makes them): the call whose tool
+	// made it, in the same run.
 	ParentRunID  string `json:"parent_run_id,omitempty"`
 	ParentCallID string `json:"parent_call_id,omitempty"`
 

@@ -1,9 +1,18 @@
 package toolloop
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,7 +57,33 @@ var ErrDiverged = errors.New("toolloop: the program took another path when it ra
 // waited for (a tool that ignores its context is answered for after its
 // grace, as in a turn), and later inner calls are answered as not run.
 type Inner struct {
-	cr *callRun
+	cr      *callRun // the call whose tool makes the inner calls
+	started time.Time
+	resume  *innerResume // the journal, when the call runs again on resume
+
+	seq   atomic.Int32 // numbers handed out by Prepare
+	count atomic.Int32 // inner calls through the pipeline (or served)
+	sem   chan struct{}
+	wg    sync.WaitGroup // Runs in progress
+	// ctx ends when the call does; the inner calls run under it as well.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	closed  bool
+	stop    error // the first error that stops the program
+	records []InnerRecord
+	pending []PendingCall
+	spent   Accounting // what inner calls to agents spent
+}
+
+// innerResume is the journal a call's tool is answered from when it runs
+// again on resume.
+type innerResume struct {
+	state     *ProgramState
+	calls     map[string]*InnerRecord // by inner call ID
+	pending   map[string]PendingCall  // by inner call ID
+	decisions map[string]Approval     // as the run's Resume was given them
 }
 
 // InnerCall is one inner call, numbered (see [Inner.Prepare]) and not yet
@@ -59,14 +94,37 @@ type InnerCall struct {
 	id   string
 	name string
 	args json.RawMessage
+	ran  atomic.Bool
 }
 
 // Inner returns the maker of the call's inner calls (see [Inner]), or nil
-// when the call is not run by a loop (a Call made by hand) or is itself
-// an inner call: programs do not nest.
+// when the call is not run by a loop (a Call made by hand), runs as a
+// background job, or is itself an inner call: programs do not nest.
 func (c *Call) Inner() *Inner {
-	return nil
+	cr := c.cr
+	if cr == nil || cr.outer != nil || c.Job != "" {
+		return nil
+	}
+	if in := cr.inner.Load(); in != nil {
+		return in
+	}
+	in := &Inner{cr: cr, started: time.Now(), sem: make(chan struct{}, max(cr.rn.lim.MaxConcurrency, 1))}
+	if r := cr.ex().resume; r != nil {
+		in.resume, in.started = r, r.state.Started
+	}
+	in.ctx, in.cancel = context.WithCancelCause(context.Background())
+	if !cr.inner.CompareAndSwap(nil, in) {
+		in.cancel(nil)
+		return cr.inner.Load()
+	}
+	return in
 }
+
+// Started is when the program first started: the time of the call's
+// first run, or, when it runs again on resume, the time its first run
+// started (kept in [ProgramState]). Code mode shows the program this
+// clock, so that a program run again sees the same time.
+func (in *Inner) Started() time.Time { return in.started }
 
 // Prepare numbers an inner call to the tool name with the given
 // arguments (JSON; empty means {}), in the order the program makes its
@@ -75,14 +133,9 @@ func (c *Call) Inner() *Inner {
 // order, so that a program run again on resume numbers its calls the
 // same way. Run may then run on any goroutine.
 func (in *Inner) Prepare(name string, args json.RawMessage) *InnerCall {
-	return nil
+	n := int(in.seq.Add(1))
+	return &InnerCall{in: in, seq: n, id: in.cr.tc.ID + "/" + strconv.Itoa(n), name: name, args: normalizeArgs(args)}
 }
-
-// Started is when the program first started: the time of the call's
-// first run, or, when it runs again on resume, the time its first run
-// started (kept in [ProgramState]). Code mode shows the program this
-// clock, so that a program run again sees the same time.
-func (in *Inner) Started() time.Time { return time.Time{} }
 
 // ID is the inner call's ID: the call's ID, "/" and the inner call's
 // number, counting from 1.
@@ -98,7 +151,275 @@ func (ic *InnerCall) ID() string { return ic.id }
 // journal; the tool then returns the error as its own. ctx is the tool's
 // context, or one derived from it. Run the same InnerCall once.
 func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
-	return nil, errors.New("not implemented")
+	in := ic.in
+	if !ic.ran.CompareAndSwap(false, true) {
+		return nil, fmt.Errorf("toolloop: the inner call %s was run twice", ic.id)
+	}
+	in.mu.Lock()
+	switch {
+	case in.stop != nil:
+		in.mu.Unlock()
+		return nil, in.stop
+	case in.closed || in.cr.answered():
+		in.mu.Unlock()
+		return in.answer(ic, errorResult(KindCanceled, "not run: the call %s that made it had ended", in.cr.tc.ID)), nil
+	}
+	in.wg.Add(1)
+	in.mu.Unlock()
+	defer in.wg.Done()
+
+	rn := in.cr.rn
+	var decided *PendingCall
+	if r := in.resume; r != nil {
+		if rec, ok := r.calls[ic.id]; ok {
+			if rec.Name != ic.name || !sameJSON(rec.Arguments, ic.args) {
+				return nil, in.halt(fmt.Errorf("%w: its call %s was %s(%s), and is now %s(%s); the calls it had made are not run again",
+					ErrDiverged, ic.id, rec.Name, rec.Arguments, ic.name, ic.args))
+			}
+			if rec.Result != nil { // it ran: serve its result
+				in.count.Add(1)
+				in.record(ic, rec.Result)
+				r := *rec.Result
+				return &r, nil
+			}
+			p := r.pending[ic.id]
+			decided = &p
+		}
+	}
+	if n := int(in.count.Add(1)); rn.lim.MaxCallsPerTurn > 0 && n > rn.lim.MaxCallsPerTurn {
+		in.count.Add(-1)
+		return in.answer(ic, errorResult(KindDenied, "not run: the program made more than %d tool calls, the most one call may make (Limits.MaxCallsPerTurn)",
+			rn.lim.MaxCallsPerTurn)), nil
+	}
+	if m := rn.l.Budget.MaxToolCalls; m > 0 && decided == nil && rn.callsAt+int(rn.innerCalls.Add(1)) > m {
+		rn.innerCalls.Add(-1)
+		in.count.Add(-1)
+		return in.answer(ic, errorResult(KindDenied, "not run: the run's budget allows %d tool calls, and they are spent", m)), nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(in.ctx, func() { cancel(context.Cause(in.ctx)) })
+	defer stop()
+	select {
+	case in.sem <- struct{}{}:
+	case <-ctx.Done():
+		return in.answer(ic, errorResult(KindCanceled, "not run: the program's call ended before %s started (%v)", ic.name, context.Cause(ctx))), nil
+	}
+	defer func() { <-in.sem }()
+
+	cr := &callRun{rn: rn, tc: ToolCall{ID: ic.id, Name: ic.name, Arguments: ic.args}, index: in.cr.index,
+		start: time.Now(), outer: in.cr, parent: ctx}
+	if d := rn.decision; d != nil && !d.Approved {
+		// A driver's denial, given before the call ran (an MCP client
+		// that cannot be asked), settles the inner calls' asks too; its
+		// approval is for the call itself, never for what it calls.
+		cr.decision = d
+	}
+	res, p := in.exec(ctx, cr, decided)
+	if p != nil {
+		if in.cr.call.Job != "" {
+			res = errorResult(KindDenied, "denied: this call needs approval, and the call %s that made it cannot pause", in.cr.tc.ID)
+		} else {
+			p.CallID, p.Name, p.Index = ic.id, ic.name, 0
+			in.mu.Lock()
+			in.records = append(in.records, InnerRecord{ID: ic.id, Name: ic.name, Arguments: ic.args})
+			in.pending = append(in.pending, *p)
+			if in.stop == nil {
+				in.stop = fmt.Errorf("%w: the inner call %s (%s) waits for a decision", ErrPaused, ic.id, ic.name)
+			}
+			err := in.stop
+			in.mu.Unlock()
+			return nil, err
+		}
+	}
+	if s := res.Meta.Spent; s != nil {
+		in.mu.Lock()
+		in.spent.AddSpent(s)
+		in.mu.Unlock()
+	}
+	in.record(ic, res)
+	return res, nil
+}
+
+// answer is the result of an inner call that did not go through the
+// pipeline: made its own, as the pipeline would, and reported.
+func (in *Inner) answer(ic *InnerCall, res *ToolResult) *ToolResult {
+	res.CallID, res.Name = ic.id, ic.name
+	res.Meta.Bytes = contentBytes(res.Content)
+	if in.cr.rn.observed {
+		in.cr.rn.emit(&Event{Type: EventComplete, CallID: ic.id, Tool: ic.name, ParentCallID: in.cr.tc.ID, Result: res})
+	}
+	return res
+}
+
+// record keeps a finished inner call for the journal.
+func (in *Inner) record(ic *InnerCall, res *ToolResult) {
+	in.mu.Lock()
+	in.records = append(in.records, InnerRecord{ID: ic.id, Name: ic.name, Arguments: ic.args, Result: res})
+	in.mu.Unlock()
+}
+
+// halt stops the program with err, unless something stopped it already.
+func (in *Inner) halt(err error) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.stop == nil {
+		in.stop = err
+	}
+	return in.stop
+}
+
+// exec runs an inner call on a goroutine of its own and waits for it,
+// as a turn's coordinator does: a call still running its grace after its
+// timeout, or after ctx ends, is answered for (timeout or canceled) and
+// left behind. decided, if set, is the pending call it was when the run
+// paused, to finish with its decision.
+func (in *Inner) exec(ctx context.Context, cr *callRun, decided *PendingCall) (*ToolResult, *PendingCall) {
+	rn := cr.rn
+	type outcome struct {
+		res  *ToolResult
+		pend *PendingCall
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var res *ToolResult
+		var p *PendingCall
+		switch {
+		case decided == nil:
+			res, p = rn.execCall(ctx, cr)
+		case decided.Child != nil:
+			res, p = rn.resumeAgent(ctx, cr, *decided, in.resume.decisions)
+		case decided.Program != nil: // cannot be: programs do not nest
+			res = errorResult(KindExecutionFailed, "not run: a program's inner call cannot be a program")
+		default:
+			res, p = rn.resumeCall(ctx, cr, *decided, in.resume.decisions[cr.tc.ID])
+		}
+		if res == nil && p == nil {
+			return // abandoned: answered already
+		}
+		if p != nil && !cr.state.CompareAndSwap(callRunning, callFinished) && cr.state.Load() != callFinished {
+			return
+		}
+		done <- outcome{res, p}
+	}()
+	grace := rn.l.cancelGrace()
+	timeout := rn.timeoutOf(rn.resolveTool(ctx, cr.tc.Name))
+	timer := time.NewTimer(timeout + grace)
+	defer timer.Stop()
+	ctxDone := ctx.Done()
+	var cancelAt time.Time
+	for {
+		select {
+		case o := <-done:
+			return o.res, o.pend
+		case <-ctxDone:
+			ctxDone = nil
+			cancelAt = time.Now().Add(grace)
+			timer.Reset(grace)
+		case <-timer.C:
+			now := time.Now()
+			if !cancelAt.IsZero() && !now.Before(cancelAt) {
+				if r := cr.giveUp(false); r != nil {
+					return r, nil
+				}
+				continue // it finished meanwhile: done has it
+			}
+			started := time.Duration(cr.execStart.Load())
+			if started == 0 { // still before the tool: it cannot hang yet
+				timer.Reset(timeout + grace)
+				continue
+			}
+			hangAt := cr.start.Add(started + cr.timeout + grace)
+			if now.Before(hangAt) {
+				timer.Reset(hangAt.Sub(now))
+				continue
+			}
+			if r := cr.giveUp(true); r != nil {
+				return r, nil
+			}
+		}
+	}
+}
+
+// close ends the inner calls of the call, once its tool has returned:
+// those still running are cancelled and waited for, and later ones are
+// answered as not run. It returns the program's state if an inner call
+// waits for a decision: the call then pauses.
+func (in *Inner) close() *ProgramState {
+	in.mu.Lock()
+	in.closed = true
+	in.mu.Unlock()
+	in.cancel(errors.New("the call that made the inner calls ended"))
+	in.wg.Wait()
+	if len(in.pending) == 0 {
+		return nil
+	}
+	recs := slices.Clone(in.records)
+	slices.SortFunc(recs, func(a, b InnerRecord) int { return cmp.Compare(innerSeq(a.ID), innerSeq(b.ID)) })
+	return &ProgramState{Started: in.started, Calls: recs, Pending: slices.Clone(in.pending)}
+}
+
+// meta records the inner calls on the call's result: how many, and what
+// those to agents spent.
+func (in *Inner) meta(r *ToolResult) {
+	r.Meta.InnerCalls = int(in.count.Load())
+	in.mu.Lock()
+	spent := in.spent
+	in.mu.Unlock()
+	if spent != (Accounting{}) {
+		if r.Meta.Spent != nil {
+			spent.AddSpent(r.Meta.Spent)
+		}
+		r.Meta.Spent = &spent
+	}
+}
+
+// innerSeq is the number at the end of an inner call's ID.
+func innerSeq(id string) int {
+	n, _ := strconv.Atoi(id[strings.LastIndexByte(id, '/')+1:])
+	return n
+}
+
+// sameJSON reports whether two JSON texts are the same value.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// resumeProgram finishes a call whose tool's inner calls paused the
+// run: the tool runs again from the start, and its inner calls are
+// answered from the journal, or finish with their decisions (see
+// [Inner]). The guard and the pre-hooks do not run again for the call
+// itself. The program may pause again.
+func (rn *runState) resumeProgram(ctx context.Context, cr *callRun, p PendingCall, decisions map[string]Approval) (*ToolResult, *PendingCall) {
+	if err := ctx.Err(); err != nil {
+		cr.tc.Arguments, cr.kind, cr.source = p.Arguments, p.Meta.Source, p.Meta.SourceName
+		return cr.finish(ctx, errorResult(KindCanceled, "the run was canceled before the program of %s ran again: "+
+			"the inner calls it had made stand, and none of those it waited on ran (%v)", cr.tc.Name, context.Cause(ctx))), nil
+	}
+	if res := cr.restore(ctx, p, nil); res != nil {
+		return cr.finish(ctx, res), nil
+	}
+	r := &innerResume{state: p.Program, calls: make(map[string]*InnerRecord, len(p.Program.Calls)),
+		pending: make(map[string]PendingCall, len(p.Program.Pending)), decisions: decisions}
+	for i := range p.Program.Calls {
+		r.calls[p.Program.Calls[i].ID] = &p.Program.Calls[i]
+	}
+	for _, q := range p.Program.Pending {
+		r.pending[q.CallID] = q
+	}
+	cr.extra().resume = r
+	res := cr.runTool(ctx)
+	if res == nil {
+		return cr.pausedCall()
+	}
+	return cr.finish(ctx, res), nil
 }
 
 // ProgramState is what a call whose inner calls paused the run (see
@@ -107,21 +428,23 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 type ProgramState struct {
 	// Started is when the program first started (see [Inner.Started]).
 	Started time.Time `json:"started"`
-	// Done lists the inner calls that finished, in the order of their
-	// numbers, each with the arguments the program gave and the result
-	// it got.
-	Done []InnerRecord `json:"done,omitempty"`
+	// Calls lists the inner calls made before the pause, in the order of
+	// their numbers, each with the arguments the program gave and the
+	// result it got, or none if it waits.
+	Calls []InnerRecord `json:"calls,omitempty"`
 	// Pending lists the inner calls that wait for a decision, with their
 	// own IDs (see [Inner]); [PendingCall.Waiting] lists them as the run
 	// does, and Resume takes a decision for each.
 	Pending []PendingCall `json:"pending"`
 }
 
-// InnerRecord is an inner call that finished before its run paused.
+// InnerRecord is an inner call made before its run paused.
 type InnerRecord struct {
+	// ID is the inner call's ID (see [Inner]).
+	ID string `json:"id"`
 	// Name and Arguments are the call as the program made it.
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
-	// Result is the result it got; its CallID is the inner call's ID.
-	Result *ToolResult `json:"result"`
+	// Result is the result it got; nil while it waits for a decision.
+	Result *ToolResult `json:"result,omitempty"`
 }

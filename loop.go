@@ -363,6 +363,8 @@ func (rn *runState) overBudget(res *RunResult, calls []ToolCall) []*ToolResult {
 	}
 	res.ToolCalls += allowed
 	res.OutputCalls += answers
+	rn.callsAt = res.ToolCalls
+	rn.innerCalls.Store(0)
 	if allowed == n {
 		return nil
 	}

@@ -53,17 +53,33 @@ type PendingCall struct {
 // child run waits on, qualified as a parent lists them (see
 // ParentCallID). The slice is the caller's.
 func (p *PendingCall) Waiting() []PendingCall {
-	if p.Child == nil {
-		return []PendingCall{*p}
+	switch {
+	case p.Child != nil:
+		out := make([]PendingCall, len(p.Child.Pending))
+		for i, c := range p.Child.Pending {
+			c.CallID = childCallID(p.CallID, c.CallID)
+			c.ParentCallID, c.Index, c.Child = p.CallID, p.Index, nil
+			out[i] = c
+		}
+		return out
+	case p.Program != nil:
+		// An inner call's ID names the call already (see Inner); one to an
+		// agent whose run paused lists what that agent waits on.
+		var out []PendingCall
+		for _, c := range p.Program.Pending {
+			for _, w := range c.Waiting() {
+				w.ParentCallID, w.Index, w.Child, w.Program = p.CallID, p.Index, nil, nil
+				out = append(out, w)
+			}
+		}
+		return out
 	}
-	out := make([]PendingCall, len(p.Child.Pending))
-	for i, c := range p.Child.Pending {
-		c.CallID = childCallID(p.CallID, c.CallID)
-		c.ParentCallID, c.Index, c.Child = p.CallID, p.Index, nil
-		out[i] = c
-	}
-	return out
+	return []PendingCall{*p}
 }
+
+// nests reports whether p waits on calls of its own: a child run's, or
+// its program's inner calls.
+func (p *PendingCall) nests() bool { return p.Child != nil || p.Program != nil }
 
 // childCallID is the ID under which a parent lists a call of the child
 // run its call parent started.
@@ -86,10 +102,12 @@ type PauseState struct {
 	// PendingCall.ParentCallID). Resume needs a decision for each, by
 	// CallID.
 	Pending []PendingCall `json:"pending"`
-	// Agents lists the calls of the paused turn to agents used as tools
-	// (see [AgentTool]) whose runs paused, each with its child's state in
-	// Child. Resume resumes each child once, with the decisions for the
-	// calls it waits on.
+	// Agents lists the calls of the paused turn that wait on calls of
+	// their own: calls to agents used as tools (see [AgentTool]) whose
+	// runs paused, each with its child's state in Child, and calls whose
+	// tool's inner calls wait (see [Inner]), with the program's journal
+	// in Program. Resume resumes each child once, with the decisions for
+	// the calls it waits on, and runs each program again.
 	Agents     []PendingCall   `json:"agents,omitempty"`
 	Executions []ToolExecution `json:"executions,omitempty"`
 	// Accounting is what the run had spent when it paused.
@@ -120,11 +138,11 @@ type PauseState struct {
 
 func (rn *runState) pause(res *RunResult, results []*ToolResult, pending []PendingCall) (*RunResult, error) {
 	var agents []PendingCall
-	if slices.ContainsFunc(pending, func(p PendingCall) bool { return p.Child != nil }) {
+	if slices.ContainsFunc(pending, func(p PendingCall) bool { return p.nests() }) {
 		// List the calls the paused agents wait on, and keep the agents.
 		var flat []PendingCall
 		for i := range pending {
-			if pending[i].Child != nil {
+			if pending[i].nests() {
 				agents = append(agents, pending[i])
 			}
 			flat = append(flat, pending[i].Waiting()...)
@@ -214,7 +232,7 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 		return nil, err
 	}
 	rn := l.newRun(st.RunID, stream)
-	rn.turn = st.Turn
+	rn.turn, rn.callsAt = st.Turn, st.ToolCalls
 	if output == nil {
 		output = st.Output
 	}
@@ -249,6 +267,8 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 			return rn.execCall(ctx, cr)
 		case p.Child != nil:
 			return rn.resumeAgent(ctx, cr, p, decisions)
+		case p.Program != nil:
+			return rn.resumeProgram(ctx, cr, p, decisions)
 		}
 		return rn.resumeCall(ctx, cr, p, decisions[p.CallID])
 	}
@@ -275,7 +295,7 @@ func pendingByIndex(st *PauseState, last Message, decisions map[string]Approval)
 	}
 	byIndex := make(map[int]PendingCall, len(st.Pending))
 	for _, a := range st.Agents {
-		if a.Child == nil || !inTurn(&a, a.CallID) {
+		if !a.nests() || !inTurn(&a, a.CallID) {
 			return nil, fmt.Errorf("toolloop: Resume: paused agent call %s is not in the paused turn", a.CallID)
 		}
 		for _, w := range a.Waiting() {
@@ -290,7 +310,7 @@ func pendingByIndex(st *PauseState, last Message, decisions map[string]Approval)
 			return nil, fmt.Errorf("%w %s (%s)", ErrMissingDecision, p.CallID, p.Name)
 		}
 		if p.ParentCallID != "" {
-			if a, ok := byIndex[p.Index]; !ok || a.Child == nil || a.CallID != p.ParentCallID {
+			if a, ok := byIndex[p.Index]; !ok || !a.nests() || a.CallID != p.ParentCallID {
 				return nil, fmt.Errorf("toolloop: Resume: pending call %s belongs to no paused agent call", p.CallID)
 			}
 			continue

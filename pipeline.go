@@ -68,6 +68,11 @@ type callRun struct {
 	rep atomic.Pointer[reports]
 	// bg: the model asked to run the call in the background.
 	bg bool
+	// outer is the call whose tool made this one, for an inner call (see
+	// Inner); inner is the maker of this call's inner calls, once its
+	// tool asked for it.
+	outer *callRun
+	inner atomic.Pointer[Inner]
 }
 
 // callExtra is the part of a call's state that few calls need, kept
@@ -79,6 +84,10 @@ type callExtra struct {
 	unloaded          bool     // a deferred tool the model had not loaded
 	// paused is the state of an agent's run that paused (see AgentTool).
 	paused *PauseState
+	// program is what the tool's program had done when one of its inner
+	// calls paused the run; resume is the journal it runs again with.
+	program *ProgramState
+	resume  *innerResume
 }
 
 // extra returns the call's extra state, making it on first use.
@@ -153,6 +162,7 @@ func (cr *callRun) prepare(ctx context.Context) (*ToolResult, *PendingCall) {
 	}
 	if cr.e.spec.Background {
 		args, cr.bg = cr.rn.takeBackground(cr.e, args)
+		cr.bg = cr.bg && cr.outer == nil // a program's calls run in its time
 	}
 	if te := cr.e.validate(args); te != nil {
 		return ErrorResult(te), nil
@@ -182,6 +192,7 @@ func (cr *callRun) setCall(args json.RawMessage) {
 	if cr.rn.observed {
 		cr.callv.Reporter = cr
 	}
+	cr.callv.cr = cr
 	if cr.bg {
 		cr.callv.Job = cr.rn.reserveJob()
 	}
@@ -358,7 +369,7 @@ func (cr *callRun) pausedCall() (*ToolResult, *PendingCall) {
 	cr.closeReports(true)
 	return nil, &PendingCall{
 		CallID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.call.Arguments,
-		Meta: cr.pendingMeta(), Notes: cr.ex().notes, Child: cr.x.paused,
+		Meta: cr.pendingMeta(), Notes: cr.ex().notes, Child: cr.x.paused, Program: cr.x.program,
 	}
 }
 
@@ -521,6 +532,8 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 	if cr.turn != nil {
 		// Tell the turn's coordinator the tool is starting.
 		cr.execStart.Store(int64(max(start.Sub(cr.turn.begin), 1)))
+	} else if cr.outer != nil {
+		cr.execStart.Store(int64(max(start.Sub(cr.start), 1))) // see Inner.exec
 	}
 	var err error
 	func() {
@@ -543,6 +556,15 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 			res, err = cr.e.tool.Run(&cr.ctx, cr.call) // no method value to allocate
 		}
 	}()
+	if in := cr.inner.Load(); in != nil {
+		if ps := in.close(); ps != nil {
+			// An inner call waits for a decision: the call pauses, whatever
+			// the tool made of it, and runs again on resume.
+			cr.ctx.release(true)
+			cr.extra().program = ps
+			return nil
+		}
+	}
 	ended, timedOut := cr.ctx.release(err != nil)
 	switch {
 	case err != nil:
@@ -623,6 +645,9 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	r.Meta.Repairs, r.Meta.Modified = x.repairs, x.modified
 	r.Meta.Unloaded = x.unloaded
 	r.Meta.Duration = time.Since(cr.start)
+	if in := cr.inner.Load(); in != nil {
+		in.meta(r)
+	}
 	if cr.rn.observed {
 		cr.emit(&Event{Type: EventComplete, Result: r, Stack: x.stack})
 	}
@@ -673,12 +698,42 @@ func (cr *callRun) abandoned(res *ToolResult) *ToolResult {
 	}
 	r.Meta.Bytes = contentBytes(r.Content)
 	r.Meta.Duration = time.Since(cr.start)
+	if in := cr.inner.Load(); in != nil {
+		in.meta(&r)
+	}
 	cr.closeReports(false)
 	if cr.rn.observed {
-		cr.rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name,
+		cr.rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name, ParentCallID: cr.parentID(),
 			Source: r.Meta.Source, SourceName: r.Meta.SourceName, Result: &r})
 	}
 	return &r
+}
+
+// giveUp answers for a call that is still running: timed out, or
+// canceled with its run. A call whose tool has not started yet (it waits
+// for its guard, approver or pre-hooks) is answered as not run, and the
+// same atomic step keeps its tool from starting afterwards (see claim).
+// It returns nil if the call finished meanwhile.
+func (cr *callRun) giveUp(timedOut bool) *ToolResult {
+	var res *ToolResult
+	switch {
+	case cr.state.CompareAndSwap(callRunning, callAbandoned):
+		res = errorResult(KindCanceled, "not run: the run was canceled while %s waited for its guard, approver or hooks, which did not stop when asked; the tool did not start", cr.tc.Name)
+	case cr.state.CompareAndSwap(callExecuting, callAbandoned):
+		res = cr.contextResult(timedOut, " and did not stop when asked")
+	default:
+		return nil
+	}
+	return cr.abandoned(res)
+}
+
+// parentID is the ID of the call whose tool made this one, for an inner
+// call (see Inner), and empty otherwise.
+func (cr *callRun) parentID() string {
+	if cr.outer == nil {
+		return ""
+	}
+	return cr.outer.tc.ID
 }
 
 func (cr *callRun) emit(e *Event) {
@@ -687,6 +742,9 @@ func (cr *callRun) emit(e *Event) {
 	}
 	e.CallID, e.Tool = cr.tc.ID, cr.tc.Name
 	e.Source, e.SourceName = cr.kind, cr.source
+	if cr.outer != nil {
+		e.ParentCallID = cr.outer.tc.ID
+	}
 	cr.rn.emit(e)
 }
 

@@ -96,6 +96,7 @@ func (rn *runState) appendResults(res *RunResult, results []*ToolResult) {
 		if s := r.Meta.Spent; s != nil {
 			res.Accounting.AddSpent(s)
 		}
+		res.ToolCalls += r.Meta.InnerCalls
 	}
 }
 

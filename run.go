@@ -34,6 +34,11 @@ type runState struct {
 	// share is the byte budget of each result of the current turn (see
 	// Limits.MaxTurnResultBytes); set before the turn's calls start.
 	share int
+	// callsAt is the run's tool calls when the current turn started, and
+	// innerCalls counts the inner calls (see Inner) made since, for
+	// Budget.MaxToolCalls.
+	callsAt    int
+	innerCalls atomic.Int64
 	// tokens counts the transcript's tokens for context managers.
 	tokens tokenCounter
 	// ctl is the state of the turn controls; nil when none are used.

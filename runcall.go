@@ -58,6 +58,9 @@ func (l *AgentLoop) ResumeCall(ctx context.Context, runID string, turn int, tc T
 		if p.Child != nil {
 			return rn.resumeAgent(ctx, cr, *p, decisions)
 		}
+		if p.Program != nil {
+			return rn.resumeProgram(ctx, cr, *p, decisions)
+		}
 		return rn.resumeCall(ctx, cr, *p, decisions[p.CallID])
 	}
 	results, pending := rn.runTurn(ctx, []ToolCall{tc}, nil, exec)

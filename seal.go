@@ -63,7 +63,9 @@ const sealDomain = "toolloop.PauseState.v1"
 //
 // A call's fields are CallID, Name, Arguments, ParentCallID, Index,
 // Reason, Rule, Meta, Notes, and whether Child is set (0 or 1), then,
-// if it is, the child's state, nested the same way. MAC itself and a
+// if it is, the child's state, nested the same way; then, if Program is
+// set, 2 and the program's state: Started, len(Calls), each call's ID,
+// Name, Arguments and Result, and its Pending calls as above. MAC itself and a
 // child's MAC are left out.
 //
 // The canonical JSON of a field is encoding/json's encoding of the value
@@ -165,10 +167,22 @@ func (w *sealWriter) calls(cs []PendingCall) {
 		field(w, p.Notes)
 		if p.Child == nil {
 			field(w, 0)
-			continue
+		} else {
+			field(w, 1)
+			w.state(p.Child)
 		}
-		field(w, 1)
-		w.state(p.Child)
+		if p.Program != nil {
+			field(w, 2)
+			field(w, p.Program.Started)
+			field(w, len(p.Program.Calls))
+			for _, c := range p.Program.Calls {
+				field(w, c.ID)
+				field(w, c.Name)
+				field(w, c.Arguments)
+				field(w, c.Result)
+			}
+			w.calls(p.Program.Pending)
+		}
 	}
 }
 

@@ -138,6 +138,8 @@ type Call struct {
 	// returns, is the job's end. Its context ends when the job is
 	// canceled, runs past Limits.Jobs.MaxDuration, or the run ends.
 	Job string
+
+	cr *callRun // the loop's call, for Inner
 }
 
 // Bind decodes the call's arguments into v.

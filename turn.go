@@ -208,18 +208,12 @@ func (cr *callRun) run() {
 //
 // It reports false if the call finished meanwhile.
 func (t *turn) abandon(i int, timedOut bool) bool {
-	cr := t.crs[i]
-	var res *ToolResult
-	switch {
-	case cr.state.CompareAndSwap(callRunning, callAbandoned):
-		res = errorResult(KindCanceled, "not run: the run was canceled while %s waited for its guard, approver or hooks, which did not stop when asked; the tool did not start", cr.tc.Name)
-	case cr.state.CompareAndSwap(callExecuting, callAbandoned):
-		res = cr.contextResult(timedOut, " and did not stop when asked")
-	default:
+	res := t.crs[i].giveUp(timedOut)
+	if res == nil {
 		return false
 	}
 	t.seen[i] = true
-	t.results[i] = cr.abandoned(res)
+	t.results[i] = res
 	return true
 }
 

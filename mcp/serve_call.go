@@ -135,13 +135,13 @@ func canceledResult() *sdk.CallToolResult {
 // onEvent is the OnEvent of the loop that runs calls with a progress
 // token: a call's progress becomes the client's notifications/progress.
 func (s *Server) onEvent(e toolloop.Event) {
-	if e.Type == toolloop.EventProgress && e.Progress != nil && e.ParentRunID == "" {
+	if e.Type == toolloop.EventProgress && e.Progress != nil && e.ParentRunID == "" && e.ParentCallID == "" {
 		if v, ok := s.calls.Load(e.RunID); ok {
 			v.(*serveCall).progress(e.Progress, s)
 		}
 		s.tasks.note(e.RunID, e.Progress.Message)
 	}
-	if e.Type == toolloop.EventPartialResult && e.ParentRunID == "" {
+	if e.Type == toolloop.EventPartialResult && e.ParentRunID == "" && e.ParentCallID == "" {
 		s.tasks.note(e.RunID, e.Text)
 	}
 	if s.userOnEvent != nil {

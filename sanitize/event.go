@@ -249,8 +249,25 @@ func (w walker) meta(m *toolloop.ResultMeta) bool {
 func (w walker) pendings(ps *[]toolloop.PendingCall) bool {
 	return each(ps, func(p *toolloop.PendingCall) bool {
 		return or(w.str(&p.Name), w.raw(&p.Arguments), w.str(&p.Reason), w.str(&p.Rule), w.meta(&p.Meta), w.strs(&p.Notes),
-			w.pause(&p.Child))
+			w.pause(&p.Child), w.program(&p.Program))
 	})
+}
+
+// program redacts the journal of a program whose inner calls paused the
+// run (see toolloop.Inner), replacing *ps with a copy if it changes.
+func (w walker) program(ps **toolloop.ProgramState) bool {
+	if *ps == nil {
+		return false
+	}
+	out := **ps
+	calls := each(&out.Calls, func(c *toolloop.InnerRecord) bool {
+		return or(w.str(&c.ID), w.str(&c.Name), w.raw(&c.Arguments), w.result(&c.Result))
+	})
+	if !or(calls, w.pendings(&out.Pending)) {
+		return false
+	}
+	*ps = &out
+	return true
 }
 
 // pause redacts a paused run's state, replacing *st with a copy if it

@@ -1,7 +1,6 @@
 package sink
 
 import (
-	"cmp"
 	"io"
 	"strconv"
 	"strings"
@@ -72,6 +71,16 @@ type PrinterOptions struct {
 //	✓ job_1 exec_shell command="go test ./..." (31s) → ok, exit code 0
 //	» job end delivered: [Job job_1 (exec_shell) ended: ok after 31s …]
 //
+// The calls a program makes through the loop (inner calls, see
+// toolloop.Inner, as code mode runs them) print indented under a line
+// that names the program's call, each by its ID; that line comes again
+// when other lines came between. The program's own line counts them:
+//
+//	… run_code code="const fs = await tools.list_files({})…" → program c1
+//	  ✓ ↳ c1/1 list_files → ["doc.go","loop.go"]
+//	  ✗ ↳ c1/2 read_file path=gone.go → not_found: no such file
+//	✓ run_code code="const fs = await tools.list_files({})…" (2 inner calls) → 1 file
+//
 // [PrinterOptions] Verbose adds the rest.
 //
 // Output per event is bounded (see the byte limits of [PrinterOptions])
@@ -138,6 +147,13 @@ type printer struct {
 	open streamKind
 	mid  bool // the last line written has no newline yet
 	runs map[string]*runView
+	// indent and group are the event's being printed: its lines' indent
+	// beyond the usual, and, for an inner call, its program's call (see
+	// inner); under is the group of the last line written.
+	indent, group, under string
+	// head writes the line of the group's program, before the group's
+	// first line after lines of others.
+	head func()
 }
 
 // runView is what the printer remembers of a run between its events.
@@ -150,6 +166,9 @@ type runView struct {
 	// completed.
 	jobs     map[string]string
 	jobCalls map[string]bool
+	// tools holds the tool names of calls that have not completed, for
+	// the line of a program (see inner).
+	tools map[string]string
 	// streamed: this turn's text came as deltas.
 	streamed, streamedReasoning bool
 	paused                      bool
@@ -158,7 +177,7 @@ type runView struct {
 func (p *printer) run(id string) *runView {
 	v := p.runs[id]
 	if v == nil {
-		v = &runView{calls: map[string]string{}, jobs: map[string]string{}, jobCalls: map[string]bool{}}
+		v = &runView{calls: map[string]string{}, jobs: map[string]string{}, jobCalls: map[string]bool{}, tools: map[string]string{}}
 		p.runs[id] = v
 	}
 	return v
@@ -182,6 +201,9 @@ func (p *printer) print(e toolloop.Event) {
 		return
 	}
 	v := p.run(e.RunID)
+	if parent := innerParent(v, &e); parent != "" {
+		defer p.inner(v, &e, parent)()
+	}
 	switch e.Type {
 	case toolloop.EventModelDelta:
 		v.streamed = true
@@ -202,6 +224,7 @@ func (p *printer) print(e toolloop.Event) {
 	case toolloop.EventStart:
 		args := summarizeArgs(e.Arguments, p.o.ArgumentBytes)
 		v.calls[e.CallID] = args
+		v.tools[e.CallID] = e.Tool
 		if p.o.Verbose {
 			p.callLine(markStart, sgrDim, e.Tool, args, "", "")
 		}
@@ -239,6 +262,7 @@ func (p *printer) print(e toolloop.Event) {
 			if !p.o.Verbose && (e.Result == nil || !e.Result.IsError()) {
 				// The job's line said it started.
 				delete(v.calls, e.CallID)
+				delete(v.tools, e.CallID)
 				return
 			}
 		}
@@ -305,7 +329,7 @@ func (p *printer) print(e toolloop.Event) {
 // only when verbose, since the parent's call and pause say as much.
 func (p *printer) child(e *toolloop.Event) bool {
 	if e.Tool != "" {
-		e.Tool = "↳ " + e.Tool
+		e.Tool = childMark + e.Tool
 	}
 	switch e.Type {
 	case toolloop.EventRunEnd:
@@ -329,6 +353,7 @@ func (p *printer) stream(kind streamKind, s string) {
 		p.endLine()
 		p.open = kind
 	}
+	p.under = ""
 	style := ""
 	if kind == streamReasoning {
 		style = sgrDim
@@ -369,6 +394,7 @@ func (p *printer) response(v *runView, r *toolloop.Response) {
 	// comes, says the same.
 	for _, tc := range r.Message.ToolCalls {
 		v.calls[tc.ID] = summarizeArgs(tc.Arguments, p.o.ArgumentBytes)
+		v.tools[tc.ID] = tc.Name
 	}
 	if !v.streamedReasoning && !p.o.HideReasoning {
 		for _, c := range r.Message.Content {
@@ -390,8 +416,7 @@ func (p *printer) response(v *runView, r *toolloop.Response) {
 
 // line writes one line: a mark and a message, indented under the text.
 func (p *printer) line(mark, sgr, msg string) {
-	p.endLine()
-	p.buf = append(p.buf, "  "...)
+	p.lineStart()
 	p.buf = p.c.add(p.buf, sgr, mark)
 	p.buf = append(p.buf, ' ')
 	p.buf = p.c.add(p.buf, sgr, msg)
@@ -401,8 +426,7 @@ func (p *printer) line(mark, sgr, msg string) {
 // message writes a line headed by what, followed by msg in full up to
 // ErrorBytes: its first line on the same line, the others indented below.
 func (p *printer) message(mark, sgr, what, msg string) {
-	p.endLine()
-	p.buf = append(p.buf, "  "...)
+	p.lineStart()
 	p.buf = p.c.add(p.buf, sgr, mark+" "+what)
 	p.body(sgr, msg)
 }
@@ -459,11 +483,13 @@ func (p *printer) bodyAfter(sep, sgr, msg string) {
 	for rest != "" {
 		var l string
 		l, rest, _ = strings.Cut(rest, "\n")
+		p.buf = append(p.buf, p.indent...)
 		p.buf = append(p.buf, markGap...)
 		p.buf = appendClean(p.buf, l)
 		p.buf = append(p.buf, '\n')
 	}
 	if cut > 0 {
+		p.buf = append(p.buf, p.indent...)
 		p.buf = append(p.buf, markGap...)
 		p.buf = p.c.add(p.buf, sgrDim, "… ("+sizeOf(cut)+" more)")
 		p.buf = append(p.buf, '\n')
@@ -482,8 +508,7 @@ func (p *printer) callLine(mark, sgr, tool, args, dur, what string) {
 }
 
 func (p *printer) callHead(mark, sgr, tool, args, dur string) {
-	p.endLine()
-	p.buf = append(p.buf, "  "...)
+	p.lineStart()
 	p.buf = p.c.add(p.buf, sgr, mark)
 	p.buf = append(p.buf, ' ')
 	p.buf = p.c.add(p.buf, sgrBold, tool)
@@ -502,6 +527,7 @@ func (p *printer) callHead(mark, sgr, tool, args, dur string) {
 func (p *printer) complete(v *runView, e toolloop.Event) {
 	args := v.calls[e.CallID]
 	delete(v.calls, e.CallID)
+	delete(v.tools, e.CallID)
 	r := e.Result
 	tool := e.Tool
 	if tool == "" && r != nil {
@@ -514,6 +540,12 @@ func (p *printer) complete(v *runView, e toolloop.Event) {
 	dur := ""
 	if p.o.SlowCall > 0 && r.Meta.Duration >= p.o.SlowCall {
 		dur = formatDuration(r.Meta.Duration)
+	}
+	if n := r.Meta.InnerCalls; n > 0 {
+		if dur != "" {
+			dur += ", "
+		}
+		dur += plural(n, "inner call")
 	}
 	if !r.IsError() {
 		p.callLine(markOK, sgrGreen, tool, args, dur, p.resultSummary(r))
@@ -533,6 +565,7 @@ func (p *printer) complete(v *runView, e toolloop.Event) {
 		p.body("", msg)
 	}
 	if p.o.Verbose && e.Stack != "" {
+		p.buf = append(p.buf, p.indent...)
 		p.buf = append(p.buf, markGap...)
 		p.buf = p.c.add(p.buf, sgrDim, "stack")
 		p.body(sgrDim, e.Stack)
@@ -644,123 +677,6 @@ func (p *printer) edit(ed *toolloop.TranscriptEdit) {
 		msg += ", " + plural(len(ed.CallIDs), "result") + " cleared"
 	}
 	p.line(markEdit, sgrDim, msg)
-}
-
-// delivered prints a message sent into the running run, where the loop
-// delivered it: "» delivered: use the staging database". The loop's
-// message that a job ended shows the first line of each message it
-// delivered: the job's line said how it ended.
-func (p *printer) delivered(e toolloop.Event) {
-	if e.Origin == toolloop.OriginJob {
-		what := "job end delivered"
-		if len(e.Messages) > 1 {
-			what = "job ends delivered"
-		}
-		var lines []string
-		for _, m := range e.Messages {
-			line, more := firstLine(m.Text())
-			line, cut := clip(line, p.o.ResultBytes)
-			if cut > 0 || more {
-				line += " …"
-			}
-			lines = append(lines, line)
-		}
-		p.message(markSteer, sgrCyan, what, strings.Join(lines, "\n"))
-		return
-	}
-	what := "delivered"
-	if e.Origin != "" && e.Origin != toolloop.OriginSteer {
-		what += " (" + strings.ReplaceAll(string(e.Origin), "_", "-") + ")"
-	}
-	var texts []string
-	for _, m := range e.Messages {
-		texts = append(texts, m.Text())
-	}
-	p.message(markSteer, sgrCyan, what, strings.Join(texts, "\n"))
-}
-
-// jobStarted prints that a call started a background job: "& job_1
-// exec_shell command=make → started in the background".
-func (p *printer) jobStarted(v *runView, e toolloop.Event) {
-	j := e.Job
-	if j == nil {
-		return
-	}
-	callID := cmp.Or(e.CallID, j.CallID)
-	args := v.calls[callID]
-	v.jobs[j.ID] = args
-	v.jobCalls[callID] = true
-	p.callLine(markJob, sgrCyan, j.ID+" "+cmp.Or(e.Tool, j.Tool), args, "", "started in the background")
-}
-
-// jobFinished prints how a job ended: its status and duration, its exit
-// code if its result has one, the error of a failed job in full (up to
-// ErrorBytes), why a canceled one was canceled, and the first line of a
-// successful one's result.
-func (p *printer) jobFinished(v *runView, e toolloop.Event) {
-	j := e.Job
-	if j == nil {
-		return
-	}
-	args := v.jobs[j.ID]
-	delete(v.jobs, j.ID)
-	dur := ""
-	d := j.Ended.Sub(j.Started)
-	if j.Started.IsZero() || j.Ended.IsZero() {
-		d = 0
-		if j.Result != nil {
-			d = j.Result.Meta.Duration
-		}
-	}
-	if d > 0 {
-		dur = formatDuration(d)
-	}
-	tool := cmp.Or(e.Tool, j.Tool)
-	r := j.Result
-	what := string(j.Status)
-	if r != nil && r.Error != nil && string(r.Error.Kind) != string(j.Status) {
-		what += " (" + string(r.Error.Kind) + ")"
-	}
-	if code, ok := exitCode(r); ok {
-		what += ", exit code " + strconv.FormatInt(code, 10)
-	}
-	if j.Status == toolloop.JobOK {
-		if r != nil {
-			what += ": " + p.resultSummary(r)
-		}
-		p.callLine(markOK, sgrGreen, j.ID+" "+tool, args, dur, what)
-		return
-	}
-	mark, sgr := markFailed, sgrRed
-	if j.Status == toolloop.JobCanceled {
-		mark, sgr = markNote, sgrYellow
-	}
-	msg := j.Reason
-	switch {
-	case msg != "":
-	case r != nil && r.Error != nil:
-		msg = r.Error.Message
-	case r != nil:
-		msg = r.Text()
-	}
-	p.callHead(mark, sgr, j.ID+" "+tool, args, dur)
-	p.buf = append(p.buf, " → "...)
-	p.buf = p.c.add(p.buf, sgr, what)
-	p.body("", msg)
-}
-
-// interrupted prints where an interrupt stopped the run: "interrupted
-// (now)", and whether the run goes on.
-func (p *printer) interrupted(i *toolloop.Interrupt) {
-	mode, goOn := toolloop.InterruptNow, false
-	if i != nil {
-		mode, goOn = cmp.Or(i.Mode, toolloop.InterruptNow), i.Continue
-	}
-	msg := "interrupted (" + string(mode) + ")"
-	if goOn {
-		msg += "; going on with the queued messages"
-	}
-	p.line(markNote, sgrYellow, msg)
 }
 
 func (p *printer) end(v *runView, e toolloop.Event) {

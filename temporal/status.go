@@ -36,7 +36,7 @@ func (s *Status) Awaiting() []CallStatus {
 		if c.State != CallAwaiting {
 			continue
 		}
-		if c.Pending == nil || c.Pending.Child == nil {
+		if c.Pending == nil || !nests(c.Pending) {
 			out = append(out, c)
 			continue
 		}
@@ -94,7 +94,7 @@ func (rn *run) status() (*Status, error) {
 	st := &Status{RunID: rn.res.RunID, Turn: rn.turn, Jobs: rn.jobs.infos()}
 	for _, s := range rn.calls {
 		cs := CallStatus{CallID: s.tc.ID, Name: s.tc.Name, State: s.state, Pending: s.pending}
-		if s.pending != nil && s.pending.Child != nil {
+		if s.pending != nil && nests(s.pending) {
 			for _, w := range s.pending.Waiting() {
 				if _, done := s.decisions[w.CallID]; !done {
 					cs.Waiting = append(cs.Waiting, w)

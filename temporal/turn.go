@@ -251,7 +251,7 @@ func (rn *run) decide(slots []*slot, d Decision) {
 		if s.state != CallAwaiting || s.pending == nil {
 			continue
 		}
-		if s.pending.Child == nil {
+		if !nests(s.pending) {
 			if s.tc.ID == d.CallID {
 				a := d.Approval
 				s.decision, s.pending, s.state = &a, nil, CallQueued
@@ -266,13 +266,19 @@ func (rn *run) decide(slots []*slot, d Decision) {
 			s.decisions = make(map[string]toolloop.Approval)
 		}
 		s.decisions[d.CallID] = d.Approval
-		if len(s.decisions) == len(s.pending.Child.Pending) {
+		if len(s.decisions) == len(s.pending.Waiting()) {
 			s.resume, s.pending, s.state = s.pending, nil, CallQueued
 		}
 		return
 	}
 	workflow.GetLogger(rn.ctx).Warn("toolloop: ignored a decision for a call that is not waiting", "call_id", d.CallID)
 }
+
+// nests reports whether the pending call p waits on calls of its own: a
+// paused agent's (Child), or its program's inner calls (Program, see
+// toolloop.Inner), which take a decision each, under the IDs
+// p.Waiting lists.
+func nests(p *toolloop.PendingCall) bool { return p.Child != nil || p.Program != nil }
 
 // waitsOn reports whether the paused agent's call p waits on the call of
 // the given (qualified) ID.
@@ -289,12 +295,12 @@ func waitsOn(p *toolloop.PendingCall, id string) bool {
 // the run was cancelled or interrupted.
 func (rn *run) awaitingCanceled(s *slot) *toolloop.ToolResult {
 	if rn.cut() || rn.holding() {
-		if s.pending != nil && s.pending.Child != nil {
+		if s.pending != nil && nests(s.pending) {
 			return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf(childAwaitingInterrupted, s.tc.Name))
 		}
 		return errorResult(s.tc, toolloop.KindCanceled, awaitingInterrupted)
 	}
-	if s.pending != nil && s.pending.Child != nil {
+	if s.pending != nil && nests(s.pending) {
 		return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf("the run was canceled while the agent %s waited for approval: "+
 			"the calls it had made stand, and none of those it waited on ran", s.tc.Name))
 	}

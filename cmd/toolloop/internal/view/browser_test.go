@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/eventlog"
 )
 
@@ -194,6 +195,8 @@ func TestBrowser(t *testing.T) {
 		{"steered", recordSteered(t), "deploy", "deployed", nil},
 		{"jobs", jobLog(t), "exec_shell", "sleep", []string{"c1"}},
 		{"job-recorded", recordJob(t), "echo", "other work", nil},
+		{"code-mode", codeModeEvents(t, nil), "read_file", "gone.go", []string{"c1/6", "c3"}},
+		{"code-mode-paused", codeModeEvents(t, untilResumed()), "stat", "view.go", []string{"c1/9"}},
 	}
 	t.Run("csp", func(t *testing.T) {
 		// A script that got into the page some other way than the page's
@@ -259,6 +262,9 @@ func TestBrowser(t *testing.T) {
 						js[[]string](t, ctx, `[...document.querySelectorAll('.note.message')].map(n => n.querySelector('.t').textContent + ": " + n.querySelector('pre').textContent)`))
 					assert.Equal(t, 2, js[int](t, ctx, `document.querySelectorAll('.note.interrupt').length`))
 					assert.Equal(t, 1, js[int](t, ctx, `document.querySelectorAll('.cut-short').length`))
+				}
+				if strings.HasPrefix(pg.name, "code-mode") {
+					programRows(t, ctx, pg.name == "code-mode-paused")
 				}
 				if pg.name == "jobs" {
 					jobBars(t, ctx)
@@ -348,8 +354,9 @@ func filters(t *testing.T, ctx context.Context, logBytes []byte, want logCalls, 
 	js[bool](t, ctx, `(q => { q.value = ''; q.dispatchEvent(new Event('input')); return true })(document.getElementById('search'))`)
 }
 
-// searchLog lists the calls of a log whose arguments, result text or
-// error message contain query, ignoring case.
+// searchLog lists the calls of a log whose arguments (as the model or a
+// program sent them), result text or error message contain query,
+// ignoring case.
 func searchLog(t *testing.T, logBytes []byte, query string) []string {
 	t.Helper()
 	text := map[string]*strings.Builder{}
@@ -370,6 +377,9 @@ func searchLog(t *testing.T, logBytes []byte, query string) []string {
 			for _, tc := range e.Response.Message.ToolCalls {
 				note(tc.ID, string(tc.Arguments))
 			}
+		}
+		if e.Type == toolloop.EventStart {
+			note(e.CallID, string(e.Arguments)) // an inner call's are only here
 		}
 		if e.Result != nil {
 			note(e.CallID, e.Result.Text())
@@ -441,4 +451,66 @@ func jobBars(t *testing.T, ctx context.Context) {
 		js[[]string](t, ctx, `[...document.querySelectorAll('#job-r-job_1 .out pre')].map(p => p.textContent)`))
 	assert.Contains(t, js[string](t, ctx, `document.querySelector('#job-r-job_1 .detail').textContent`), "2 more reports not listed")
 	assert.Contains(t, js[string](t, ctx, `document.querySelector('#job-r-job_1 .detail').textContent`), "exit code0")
+}
+
+// programRows checks the page of the code-mode log: each program's call
+// shows its source as numbered lines of text, its inner calls nested
+// under it in order, once each, the number of them and its output; a
+// paused program's waiting inner call shows as waiting.
+func programRows(t *testing.T, ctx context.Context, paused bool) {
+	t.Helper()
+	inner := js[[]shownCall](t, ctx, `[...document.querySelectorAll('.call[data-id="c1"] > .inner-calls > .call')].map(c => ({tool: c.dataset.tool, status: c.dataset.status, id: c.dataset.id}))`)
+	want := []shownCall{{"list_files", "ok", "c1/1"}, {"stat", "ok", "c1/2"}, {"stat", "ok", "c1/3"}, {"stat", "ok", "c1/4"},
+		{"stat", "ok", "c1/5"}, {"read_file", "error", "c1/6"}, {"read_file", "ok", "c1/7"}, {"read_file", "ok", "c1/8"}, {"write_file", "ok", "c1/9"}}
+	if paused {
+		want[8].Status = "pending"
+	}
+	assert.Equal(t, want, inner, "the inner calls, in order, once each, under their program")
+	assert.Equal(t, []string{"c1", "c2"}, js[[]string](t, ctx, `[...document.querySelectorAll('details.turn[data-turn="1"] .turn-body > .call')].map(c => c.dataset.id)`),
+		"the turn's own calls are the model's")
+	assert.Contains(t, js[string](t, ctx, `document.querySelector('.call[data-id="c1"] > .row .flags').textContent`), "program · 9 inner calls")
+	badges := js[[]string](t, ctx, `[...document.querySelectorAll('details.turn[data-turn="1"] > summary .badge')].map(b => b.textContent)`)
+	if paused {
+		assert.Equal(t, []string{"1 error", "2 pending"}, badges, "the turn counts its inner calls")
+	} else {
+		assert.Equal(t, []string{"×2 parallel", "1 error"}, badges, "the turn counts its inner calls")
+	}
+	assert.Contains(t, js[string](t, ctx, `document.querySelector('details.turn[data-turn="1"] > summary').textContent`), "2 calls (+9 inner)")
+
+	// The source: one numbered line per line of the program, in a
+	// monospace font, as text; it folds away.
+	src := `document.querySelector('.call[data-id="c1"] > details.src')`
+	assert.True(t, js[bool](t, ctx, src+`.open`))
+	assert.Equal(t, strings.Split(largestProgram, "\n"), js[[]string](t, ctx, `[...`+src+`.querySelectorAll('pre.code .ln')].map(l => l.textContent)`))
+	assert.Equal(t, "ln", js[string](t, ctx, `getComputedStyle(`+src+`.querySelector('.ln')).counterIncrement.split(' ')[0]`), "the lines are numbered")
+	assert.Contains(t, js[string](t, ctx, `getComputedStyle(`+src+`.querySelector('pre.code')).fontFamily`), "monospace")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.call[data-id="c1"] > details.src > summary`))))
+	assert.False(t, js[bool](t, ctx, src+`.open`), "the source folds")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.call[data-id="c1"] > details.src > summary`))))
+
+	head := js[string](t, ctx, `document.querySelector('.call[data-id="c1"] > .inner-calls > .inner-head').textContent`)
+	out := js[string](t, ctx, `document.querySelector('.call[data-id="c1"] > .prog.out').textContent`)
+	if paused {
+		assert.Equal(t, "9 inner calls · paused for approval of c1/9", head)
+		assert.Contains(t, js[string](t, ctx, `document.querySelector('.call[data-id="c1/9"] > .row .flags').textContent`), "waiting for approval")
+		assert.Equal(t, "pending", js[string](t, ctx, `document.querySelector('.call[data-id="c1"]').dataset.status`))
+		assert.Contains(t, out, "waits for approval")
+		return
+	}
+	assert.Equal(t, "9 inner calls · paused for approval of c1/9; ran again on resume, 8 inner calls answered from its journal", head)
+	assert.Equal(t, "Outputgone.go, loop.go, view.go\n\nconsole:\nskipped gone.go: not_found\nwrote REPORT.md", out)
+
+	// An inner call opens to its own details, as any call.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.call[data-id="c1/6"] > .row`))))
+	detail := js[string](t, ctx, `document.querySelector('.call[data-id="c1/6"] > .detail').textContent`)
+	assert.Contains(t, detail, "#6 of the program of call c1")
+	assert.Contains(t, detail, "Error (not_found)")
+	assert.Contains(t, detail, `"path": "gone.go"`)
+
+	// The hostile program is text: its source, and its error.
+	assert.Equal(t, strings.Split(hostileProgram, "\n"),
+		js[[]string](t, ctx, `[...document.querySelectorAll('.call[data-id="c3"] > details.src pre.code .ln')].map(l => l.textContent)`))
+	assert.Contains(t, js[string](t, ctx, `document.querySelector('.call[data-id="c3"] > .prog.out pre.err').textContent`),
+		"</script><script>window.pwned=3</script>")
+	assert.Equal(t, []string{"c3/1", "c3/2"}, js[[]string](t, ctx, `[...document.querySelectorAll('.call[data-id="c3"] > .inner-calls > .call')].map(c => c.dataset.id)`))
 }

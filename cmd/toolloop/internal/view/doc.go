@@ -9,7 +9,13 @@
 // calls that ran in parallel show side by side) and as rows that open to
 // their arguments, guard verdict, approval, hook effects, result
 // (truncation marked), error, file diff, and the runs of agents used as
-// tools nested under the call that started them. Background jobs (see
+// tools nested under the call that started them. A call whose tool ran a
+// program that calls other tools (code mode: see toolloop.Inner) shows
+// the program's source as numbered lines, its inner calls nested under
+// it in order, each a call row of its own, how many it made, and its
+// output; a program that paused shows the inner call it waits on as
+// pending, and, once resumed, which inner calls its journal answered
+// (they have no events of their own the second time). Background jobs (see
 // toolloop.Job) show as bars on an axis of their whole run, over a lane
 // of its turns: a job starts in its starting call's turn and outlives it,
 // to its end or, if the log has none, to the run's last event; each turn

@@ -5,9 +5,55 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/toolloop/toolloop"
 )
+
+// job is a background job (see toolloop.Job): a bar on its run's
+// timeline from its starting call to its end, which may be turns later.
+type job struct {
+	ID     string `json:"id"`
+	CallID string `json:"callId"`
+	Tool   string `json:"tool"`
+	// Turn is the starting call's turn; EndTurn the turn its end came in,
+	// or the run's last turn when the log has no end for it.
+	Turn    int `json:"turn"`
+	EndTurn int `json:"endTurn"`
+	// At is when it started; Dur runs to its end, or to the run's last
+	// event when the log has no end for it.
+	At  float64 `json:"at"`
+	Dur float64 `json:"dur"`
+	// Status is the job's end: ok, error or canceled; unfinished when the
+	// log has no end for it.
+	Status  string `json:"status"`
+	Kind    string `json:"kind,omitempty"`
+	Reason  *text  `json:"reason,omitempty"`
+	Message *text  `json:"message,omitempty"`
+	Result  *text  `json:"result,omitempty"`
+	// Exit is the result's exit code (Meta.Extra["exit_code"]), if any.
+	Exit        *int64 `json:"exit,omitempty"`
+	OutputBytes int64  `json:"outputBytes,omitempty"`
+	// Output lists the first maxJobOutputs output events; OutputMore
+	// counts the reports left out.
+	Output     []*jobOutput `json:"output,omitempty"`
+	OutputMore int          `json:"outputMore,omitempty"`
+	// Told is the turn whose message told the model the job ended (0:
+	// none in the log; a job_wait or job_cancel result may have).
+	Told int `json:"told,omitempty"`
+
+	start, end time.Time
+	done       bool
+}
+
+// jobOutput is one job.output event: its time and text.
+type jobOutput struct {
+	At   float64 `json:"at"`
+	Text *text   `json:"text"`
+}
+
+// maxJobOutputs bounds the output events a job lists.
+const maxJobOutputs = 50
 
 // job finds or makes the job id of run r.
 func (r *run) job(id string) *job {

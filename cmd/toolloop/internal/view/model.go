@@ -117,51 +117,6 @@ type note struct {
 	Jobs []string `json:"jobs,omitempty"`
 }
 
-// job is a background job (see toolloop.Job): a bar on its run's
-// timeline from its starting call to its end, which may be turns later.
-type job struct {
-	ID     string `json:"id"`
-	CallID string `json:"callId"`
-	Tool   string `json:"tool"`
-	// Turn is the starting call's turn; EndTurn the turn its end came in,
-	// or the run's last turn when the log has no end for it.
-	Turn    int `json:"turn"`
-	EndTurn int `json:"endTurn"`
-	// At is when it started; Dur runs to its end, or to the run's last
-	// event when the log has no end for it.
-	At  float64 `json:"at"`
-	Dur float64 `json:"dur"`
-	// Status is the job's end: ok, error or canceled; unfinished when the
-	// log has no end for it.
-	Status  string `json:"status"`
-	Kind    string `json:"kind,omitempty"`
-	Reason  *text  `json:"reason,omitempty"`
-	Message *text  `json:"message,omitempty"`
-	Result  *text  `json:"result,omitempty"`
-	// Exit is the result's exit code (Meta.Extra["exit_code"]), if any.
-	Exit        *int64 `json:"exit,omitempty"`
-	OutputBytes int64  `json:"outputBytes,omitempty"`
-	// Output lists the first maxJobOutputs output events; OutputMore
-	// counts the reports left out.
-	Output     []*jobOutput `json:"output,omitempty"`
-	OutputMore int          `json:"outputMore,omitempty"`
-	// Told is the turn whose message told the model the job ended (0:
-	// none in the log; a job_wait or job_cancel result may have).
-	Told int `json:"told,omitempty"`
-
-	start, end time.Time
-	done       bool
-}
-
-// jobOutput is one job.output event: its time and text.
-type jobOutput struct {
-	At   float64 `json:"at"`
-	Text *text   `json:"text"`
-}
-
-// maxJobOutputs bounds the output events a job lists.
-const maxJobOutputs = 50
-
 // call is one tool call, from the model's request to its completion.
 type call struct {
 	ID     string `json:"id"`
@@ -198,6 +153,12 @@ type call struct {
 	Job string `json:"job,omitempty"`
 	// Runs are the runs of agents this call started.
 	Runs []*run `json:"runs,omitempty"`
+	// Program is set on a call whose tool ran a program (see program.go);
+	// Inner are the inner calls it made, by number. Parent, on an inner
+	// call, is the ID of the program's call.
+	Program *program `json:"program,omitempty"`
+	Inner   []*call  `json:"inner,omitempty"`
+	Parent  string   `json:"parent,omitempty"`
 
 	start, end time.Time
 	done       bool
@@ -278,12 +239,13 @@ func (b *builder) ms(t time.Time) float64 {
 func (b *builder) run(e *toolloop.Event) *run {
 	r := b.runs[e.RunID]
 	if r == nil {
-		r = &run{ID: e.RunID, ParentRun: e.ParentRunID, ParentCall: e.ParentCallID, start: e.Time,
+		r = &run{ID: e.RunID, ParentRun: e.ParentRunID, start: e.Time,
 			turnOf: map[int]*turn{}, callOf: map[string]*call{}, jobOf: map[string]*job{}, jobByCall: map[string]*job{}}
 		b.runs[e.RunID] = r
 		if e.ParentRunID == "" {
-			b.order = append(b.order, r)
+			b.order = append(b.order, r) // ParentCallID alone names an inner call's program
 		} else {
+			r.ParentCall = e.ParentCallID
 			pr := b.runs[e.ParentRunID]
 			if pr == nil {
 				pr = b.run(&toolloop.Event{RunID: e.ParentRunID, Time: e.Time})
@@ -391,6 +353,7 @@ func (b *builder) add(e *toolloop.Event) {
 				c.Status = statusPending
 			}
 		}
+		b.pausedPrograms(r, e)
 		r.Acct, r.Paused = cmp.Or(e.Accounting, r.Acct), true
 		addNote("pause", "paused: "+plural(len(e.Pending), "call")+" await approval ("+strings.Join(names, ", ")+")", "")
 	case toolloop.EventRunEnd:
@@ -567,7 +530,12 @@ func (b *builder) response(t *turn, e *toolloop.Event) {
 
 // callEvent folds an event of one call into it.
 func (b *builder) callEvent(r *run, e *toolloop.Event) {
-	c := r.call(b, e.CallID, e.Tool, e.Turn, e.Time)
+	var c *call
+	if parent := innerParent(r, e); parent != "" {
+		c = r.innerCall(b, parent, e.CallID, e.Tool, e.Turn, e.Time)
+	} else {
+		c = r.call(b, e.CallID, e.Tool, e.Turn, e.Time)
+	}
 	if e.Source != "" {
 		c.Source = string(e.Source)
 		if e.SourceName != "" {
@@ -576,7 +544,11 @@ func (b *builder) callEvent(r *run, e *toolloop.Event) {
 	}
 	switch e.Type {
 	case toolloop.EventStart:
-		c.start = e.Time
+		if c.Program == nil || !c.Program.Paused || c.start.IsZero() {
+			// A program that paused runs again on resume: it started
+			// when it first ran.
+			c.start = e.Time
+		}
 		if c.Args == nil || len(e.Arguments) > 0 {
 			c.Args, c.args = b.cut(pretty(e.Arguments)), e.Arguments
 		}
@@ -639,6 +611,9 @@ func (b *builder) complete(c *call, e *toolloop.Event) {
 	c.Result = b.cut(body)
 	c.Bytes, c.Truncated, c.Cleared, c.Synthesized = m.Bytes, m.Truncated, m.Cleared, m.Synthesized
 	c.Modified = m.Modified
+	if m.InnerCalls > 0 {
+		c.program().Calls = m.InnerCalls
+	}
 	if len(m.Extra) > 0 {
 		if raw, err := json.Marshal(m.Extra); err == nil {
 			c.Extra = b.cut(string(raw))
@@ -679,9 +654,11 @@ func (b *builder) finish() *page {
 		for _, t := range r.Turns {
 			b.finishTurn(t)
 			for _, c := range t.Calls {
-				p.Calls++
-				p.Counts[c.Status]++
-				tools[c.Tool] = true
+				for _, c := range append([]*call{c}, c.Inner...) {
+					p.Calls++
+					p.Counts[c.Status]++
+					tools[c.Tool] = true
+				}
 				for _, cr := range c.Runs {
 					walk(cr)
 				}
@@ -736,6 +713,7 @@ func (b *builder) finishTurn(t *turn) {
 		if c.start.Before(start) {
 			start = c.start
 		}
+		b.finishInner(c)
 	}
 	t.At, t.Dur = b.ms(start), b.ms(end)-b.ms(start)
 	// The most calls running at once; an end at the instant another

@@ -265,10 +265,14 @@
     if (t.modelDur >= 0) add(s, el("span", "dim", "model " + dur(t.modelDur)));
     if (t.usage) add(s, el("span", "dim", usage(t.usage)));
     if (t.cost !== undefined && t.cost !== null) add(s, el("span", "dim", money(t.cost)));
-    add(s, el("span", null, plural(t.calls.length, "call")));
+    var inner = 0;
+    t.calls.forEach(function (c) { inner += (c.inner || []).length; });
+    add(s, el("span", null, plural(t.calls.length, "call") + (inner ? " (+" + inner + " inner)" : "")));
     if (t.parallel > 1) add(s, el("span", "badge par", "×" + t.parallel + " parallel"));
     var counts = {};
-    t.calls.forEach(function (c) { counts[c.status] = (counts[c.status] || 0) + 1; });
+    t.calls.forEach(function (c) {
+      [c].concat(c.inner || []).forEach(function (k) { counts[k.status] = (counts[k.status] || 0) + 1; });
+    });
     STATUSES.forEach(function (st) {
       if (counts[st] && st !== "ok") add(s, el("span", "badge s-" + st, counts[st] + " " + st));
     });
@@ -334,17 +338,22 @@
     var box = add(parent, el("div", "call"));
     box.dataset.tool = c.tool; box.dataset.status = c.status; box.dataset.id = c.id;
     if (c.depth > 0) box.classList.add("child");
+    if (c.parent) box.classList.add("inner");
+    if (c.program) box.classList.add("program");
     var rec = { el: box, d: c, turn: turnRec, search: null, kids: [] };
     calls.push(rec);
     turnRec.calls.push(rec);
     var row = add(box, el("div", "row"));
     add(row, el("span", "badge s-" + c.status, c.status));
-    add(row, el("span", "tool", (c.depth > 0 ? "↳ " : "") + c.tool));
-    add(row, el("span", "sum mono", summarize(c.repaired || c.args, 160)));
+    if (c.parent) add(row, el("span", "num", "#" + innerNum(c.id)));
+    add(row, el("span", "tool", (c.depth > 0 || c.parent ? "↳ " : "") + c.tool));
+    add(row, el("span", "sum mono", c.program && c.program.code ? firstLine(c.program.code) : summarize(c.repaired || c.args, 160)));
     var flags = add(row, el("span", "flags"));
+    if (c.program) add(flags, el("span", "flag prog", "program · " + plural(c.program.calls, "inner call")));
+    if (c.parent && c.status === "pending") add(flags, el("span", "flag warn", "waiting for approval"));
     if (c.kind && c.kind !== c.status) add(flags, el("span", "flag warn", c.kind));
     if (c.verdict && c.verdict.decision !== "allow") add(flags, el("span", "flag warn", "guard: " + c.verdict.decision));
-    if (c.asked) add(flags, el("span", "flag", c.approval ? (c.approval.approved ? "approved" : "refused") : "asked"));
+    if (c.asked && !(c.parent && c.status === "pending")) add(flags, el("span", "flag", c.approval ? (c.approval.approved ? "approved" : "refused") : "asked"));
     if (c.hooks) add(flags, el("span", "flag", plural(c.hooks.length, "hook")));
     if (c.truncated) add(flags, el("span", "flag warn", "truncated"));
     if (c.diff) add(flags, el("span", "flag", "diff"));
@@ -366,6 +375,7 @@
     row.addEventListener("keydown", function (e) {
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
     });
+    if (c.program) programEl(c, box, rec, turnRec);
     if (c.runs) {
       var kids = add(box, el("div", "children"));
       var before = calls.length;
@@ -373,6 +383,61 @@
       for (var i = before; i < calls.length; i++) rec.kids.push(calls[i]);
     }
     return box;
+  }
+
+  // --- programs (code mode) --------------------------------------------------
+  function innerNum(id) { return id.slice(id.lastIndexOf("/") + 1); }
+  function firstLine(t) {
+    var lines = str(t).split("\n");
+    for (var i = 0; i < lines.length; i++) if (lines[i].trim()) return summarize({ s: lines[i] }, 160);
+    return "";
+  }
+  // maxOpenLines: a program's source shows open when it has at most this
+  // many lines; a longer one opens on a click.
+  var maxOpenLines = 40;
+
+  // programEl shows what a call's program did, under its row: its source
+  // (collapsible, numbered), its inner calls as call rows of their own, in
+  // order, and its output (the call's result: the program's return value,
+  // then its console output) or its error.
+  function programEl(c, box, rec, turnRec) {
+    var pg = c.program;
+    if (pg.code) {
+      var src = add(box, el("details", "prog src"));
+      src.open = pg.lines <= maxOpenLines;
+      add(src, el("summary", null, "Program · " + plural(pg.lines, "line")));
+      codeEl(src, pg.code);
+    }
+    var inner = add(box, el("div", "inner-calls"));
+    var head = plural(pg.calls, "inner call");
+    if (c.inner && c.inner.length !== pg.calls) head += " (" + c.inner.length + " in the log)";
+    if (pg.paused) {
+      var waiting = (c.inner || []).filter(function (ic) { return ic.asked || ic.status === "pending"; }).map(function (ic) { return ic.id; });
+      head += " · paused for approval" + (waiting.length ? " of " + waiting.join(", ") : "") +
+        (c.status === "pending" ? "" : "; ran again on resume, " + plural(pg.served, "inner call") + " answered from its journal");
+    }
+    add(inner, el("div", "inner-head", head));
+    var before = calls.length;
+    (c.inner || []).forEach(function (ic) { callEl(ic, inner, turnRec); });
+    for (var i = before; i < calls.length; i++) rec.kids.push(calls[i]);
+    var out = add(box, el("div", "prog out"));
+    if (c.message) block(out, "Error" + (c.kind ? " (" + c.kind + ")" : ""), c.message, "err");
+    if (c.result) block(out, resultTitle(c, "Output"), c.result);
+    else if (!c.message) add(out, el("div", "dim", c.status === "ok" ? "no output" : "no output in the log: the program " +
+      (c.status === "pending" ? "waits for approval" : "did not finish")));
+  }
+
+  function resultTitle(c, title) {
+    return title + (c.truncated ? " (truncated by the loop: " + num(c.bytes) + " bytes before)" : "");
+  }
+
+  // codeEl shows a program's source as numbered lines (the numbers are
+  // the style's, so copying the code copies the code alone).
+  function codeEl(parent, t) {
+    var pre = add(parent, el("pre", "code"));
+    t.s.split("\n").forEach(function (line) { add(pre, el("span", "ln", line)); });
+    if (t.more) add(pre, el("span", "cut", "… " + num(t.more) + " more bytes not shown (display bound " + num(D.bound) + " bytes)"));
+    return pre;
   }
 
   // childRun shows a sub-agent's run under the call that started it; its
@@ -395,6 +460,7 @@
     var kv = add(d, el("table", "kv"));
     function row(k, v) { var tr = add(kv, el("tr")); add(tr, el("td", null, k)); add(tr, el("td", "mono", v)); }
     row("call", c.id);
+    if (c.parent) row("inner call", "#" + innerNum(c.id) + " of the program of call " + c.parent);
     if (c.source) row("source", c.source);
     row("status", c.status + (c.kind && c.kind !== c.status ? " (" + c.kind + ")" : ""));
     row("duration", dur(c.dur));
@@ -404,7 +470,12 @@
     if (c.modified) row("arguments rewritten by", c.modified.join(", "));
     if (c.progress) row("progress reports", String(c.progress));
     if (c.partial) row("partial outputs", String(c.partial));
-    block(d, "Arguments", c.args);
+    if (c.program) {
+      row("inner calls", String(c.program.calls));
+      if (c.program.paused) row("paused", "an inner call waited for approval; " + plural(c.program.served, "inner call") + " answered before the pause");
+    }
+    if (c.program && c.program.code) add(d, el("div", "dim", "Arguments: the program above"));
+    else block(d, "Arguments", c.args);
     if (c.repaired) block(d, "Arguments repaired: " + (c.repairs || []).join("; "), c.repaired);
     if (c.verdict) {
       add(d, el("h4", null, "Guard verdict"));
@@ -423,11 +494,10 @@
         add(d, el("div", "mono", h.hook + "[" + h.index + "] " + h.effect + (h.detail ? ": " + h.detail : "")));
       });
     }
-    if (c.message) block(d, "Error" + (c.kind ? " (" + c.kind + ")" : ""), c.message, "err");
-    if (c.result) {
-      block(d, "Result" + (c.truncated ? " (truncated by the loop: " + num(c.bytes) + " bytes before)" : ""), c.result);
-    } else if (c.status === "ok") {
-      add(d, el("div", "dim", "empty result"));
+    if (!c.program) { // a program's output and error show under its inner calls
+      if (c.message) block(d, "Error" + (c.kind ? " (" + c.kind + ")" : ""), c.message, "err");
+      if (c.result) block(d, resultTitle(c, "Result"), c.result);
+      else if (c.status === "ok") add(d, el("div", "dim", "empty result"));
     }
     if (c.diff) {
       c.diff.forEach(function (f) {
