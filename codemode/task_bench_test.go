@@ -144,7 +144,7 @@ var benchTasks = []benchTask{
 			}
 			var files []file
 			for _, m := range msgs {
-				for _, r := range m.ToolResults {
+				if r := m.Result; r != nil {
 					if r.Name == "read_file" {
 						text := r.Text()
 						first, _, _ := strings.Cut(text, "\n")
@@ -204,7 +204,7 @@ return sized.slice(0, 3).map(f => ` + "`${f.size} bytes: ${f.first}`" + `).join(
 			}
 			var failing []string
 			for _, m := range msgs {
-				for _, r := range m.ToolResults {
+				if r := m.Result; r != nil {
 					if text := r.Text(); r.Name == "run_tests" && strings.Contains(text, "--- FAIL") {
 						pkg, _, _ := strings.Cut(text[strings.LastIndex(text, "FAIL\t")+5:], "\t")
 						failing = append(failing, pkg)
@@ -249,7 +249,7 @@ return ` + "`${failing.length} packages fail: ${failing.join(\", \")}`" + `;`,
 			var hits []taskHit
 			next := 0
 			for _, m := range msgs {
-				for _, r := range m.ToolResults {
+				if r := m.Result; r != nil {
 					var pg taskPage
 					if len(r.Content) == 1 && json.Unmarshal(r.Content[0].JSON, &pg) == nil {
 						hits = append(hits, pg.Hits...)
@@ -335,7 +335,7 @@ func runTask(t benchTask, code bool, latency time.Duration) (taskRun, error) {
 				return looptest.Calls(looptest.Call("code_1", "run_code", string(args)))
 			}
 			last := msgs[len(msgs)-1]
-			return looptest.Text(last.ToolResults[0].Text())
+			return looptest.Text(last.Result.Text())
 		}
 	}
 	res, err := l.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Do the task: " + t.name)})
