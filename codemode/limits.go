@@ -34,7 +34,9 @@ type Limits struct {
 	// checked before they allocate, against the same limit. Default 256 MiB.
 	Memory int64
 	// MaxStackDepth is the deepest the program's calls may nest; a
-	// recursion without end stops there. Default 1000.
+	// recursion without end stops there. It also bounds the nesting of
+	// the values JSON.stringify and Array.prototype.flat take, as they
+	// recurse in Go: a deeper value is a RangeError. Default 1000.
 	MaxStackDepth int
 	// MaxConsoleBytes is how much console output (console.log and its
 	// kin) is kept: the first bytes, and a line saying how many were

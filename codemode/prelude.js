@@ -382,12 +382,25 @@
 				return "ToolError (" + e.kind + ") from tool " + e.tool + ": " + e.message + where(e);
 			}
 			if (e instanceof ErrorC) {
-				return StringC(e.name) + ": " + StringC(e.message) + where(e);
+				return StringC(e.name) + ": " + StringC(e.message) + noTool(e) + where(e);
 			}
 			return "the program threw a value that is not an Error: " + show1(e);
 		},
 	});
 
+	// noTool is a hint for a call of a tool that does not exist, which the
+	// interpreter reports as a TypeError about a missing member.
+	function noTool(e) {
+		if (!(e instanceof TypeErrorC)) return "";
+		const msg = StringC(e.message);
+		const prefix = "Object has no member '";
+		if (msg.indexOf(prefix) !== 0) return "";
+		const name = msg.slice(prefix.length, -1);
+		if (names.indexOf(name) >= 0) return "";
+		let list = names.slice(0, 30).join(", ");
+		if (names.length > 30) list += ", …";
+		return " (if it is a tool: there is no tool named " + name + "; the tools are " + (list || "none") + ")";
+	}
 	function where(e) {
 		const st = StringC(e.stack || "");
 		const lines = st.split("\n");

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,12 +130,13 @@ func (p *program) run(ctx context.Context) (out *outcome, err error) {
 	innerCtx, cancelInner := context.WithCancel(ctx)
 	quit := make(chan struct{})
 	defer func() {
-		// A panic of the interpreter is a failed result, after the
-		// inner calls and the watchdog are done.
+		// A panic of the interpreter is a failed result of kind panic
+		// (its stack is not the model's business), after the inner
+		// calls and the watchdog are done.
 		if v := recover(); v != nil {
 			cancelInner()
 			r.drain()
-			r.out.fail = toolloop.Errorf(toolloop.KindExecutionFailed, "the interpreter failed: %v\n%s", v, debug.Stack())
+			r.out.fail = toolloop.Errorf(toolloop.KindPanic, "the interpreter panicked: %v", v)
 			out, err = r.out, nil
 			if r.paused != nil {
 				out, err = nil, r.paused

@@ -95,7 +95,8 @@ func TestProgramFailures(t *testing.T) {
 		{name: "thrown object", code: `throw {code: 7}`, kind: toolloop.KindExecutionFailed, contains: []string{`{"code":7}`}},
 		{name: "syntax error", code: "const a = 1;\nconst = 2;", kind: toolloop.KindInvalidArgs, contains: []string{"SyntaxError", "line 2, column 7"}},
 		{name: "syntax error on line 1", code: "let x = ;", kind: toolloop.KindInvalidArgs, contains: []string{"line 1, column 9"}},
-		{name: "unknown tool", code: `await tools.nope({})`, kind: toolloop.KindExecutionFailed, contains: []string{"TypeError"}},
+		{name: "unknown tool", code: `await tools.nope({})`, kind: toolloop.KindExecutionFailed,
+			contains: []string{"TypeError", "there is no tool named nope; the tools are deny"}},
 		{name: "promise that never settles", code: `await new Promise(() => {})`, kind: toolloop.KindExecutionFailed, contains: []string{"nothing will settle"}},
 		{name: "reference error", code: `return missing + 1`, kind: toolloop.KindExecutionFailed, contains: []string{"ReferenceError", "missing"}},
 	} {
