@@ -118,6 +118,31 @@ return [r, kind];`)
 	assert.Equal(t, []any{nil, "undefined"}, decoded(t, out))
 }
 
+// A tool result whose JSON has a "__proto__" key gives the program an
+// own property of that name, not a new prototype.
+func TestResultCannotPollute(t *testing.T) {
+	f := newFake(map[string]toolFunc{"evil": func(context.Context, json.RawMessage) (*toolloop.ToolResult, error) {
+		return &toolloop.ToolResult{Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.JSONContent(json.RawMessage(`{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}`))}}, nil
+	}})
+	out, err := runProgram(t.Context(), f, Limits{}, `
+const r = await tools.evil();
+return [({}).polluted === undefined, Object.getPrototypeOf(r) === Object.prototype, Object.keys(r).sort()]`)
+	require.NoError(t, err)
+	assert.Equal(t, []any{true, true, []any{"__proto__", "constructor"}}, decoded(t, out))
+}
+
+// A console flood without end is bounded twice: the output kept, and the
+// compute time.
+func TestConsoleFlood(t *testing.T) {
+	out, err := runProgram(t.Context(), newFake(nil), Limits{ComputeTime: 200 * time.Millisecond, MaxConsoleBytes: 1000}, `for (;;) console.log("x".repeat(1000))`)
+	require.NoError(t, err)
+	require.NotNil(t, out.fail)
+	assert.Equal(t, LimitComputeTime, out.limit)
+	assert.Equal(t, 1000, out.console.buf.Len())
+	assert.Greater(t, out.console.dropped, 10000)
+	assert.Contains(t, out.result().Text(), "Console output:\n")
+}
+
 // No timer outlives the call: there are none, and a promise that only a
 // timer would settle ends the program with a failure, at once.
 func TestNoTimerOutlivesTheCall(t *testing.T) {
