@@ -184,3 +184,20 @@ return [a, w, Date.now() > 0, Math.random()]`)), looptest.Text("done")),
 	assert.Contains(t, r.Text(), "text of a")
 	assert.Contains(t, r.Text(), "written")
 }
+
+// Tool.Timeout is the wall clock of the whole program, tool calls
+// included: a program that runs past it ends with kind timeout.
+func TestLoopTimeout(t *testing.T) {
+	var reg toolloop.ToolRegistry
+	code := codemode.New(&reg, nil)
+	code.Timeout = 100 * time.Millisecond
+	code.Limits.ComputeTime = time.Hour
+	reg.MustRegister(code)
+	loop := &toolloop.AgentLoop{Tools: &reg, Model: looptest.Script(looptest.Calls(codeCall("call_1", `while (true) {}`)), looptest.Text("done"))}
+	res, err := loop.Run(t.Context(), []toolloop.Message{toolloop.UserMessage("go")})
+	require.NoError(t, err)
+	r := looptest.Results(res.Messages)["call_1"]
+	require.NotNil(t, r)
+	require.True(t, r.IsError())
+	assert.Equal(t, toolloop.KindTimeout, r.Error.Kind, r.Text())
+}
