@@ -150,7 +150,7 @@ func TestLoopPauseAndResume(t *testing.T) {
 	loop := &toolloop.AgentLoop{
 		Tools:            &reg,
 		PauseForApproval: true,
-		Guard: &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "ask-writes", Tools: []string{"write_file"}, Decision: toolloop.Ask}}},
+		Guard:            &toolloop.RuleGuard{Rules: []toolloop.Rule{{Name: "ask-writes", Tools: []string{"write_file"}, Decision: toolloop.Ask}}},
 		Model: looptest.Script(looptest.Calls(codeCall("call_1", `
 const a = await tools.read_file({path: "a"});
 const w = await tools.write_file({path: "b"});
