@@ -28,7 +28,8 @@
 // again from the start and the calls already answered are served from the
 // journal, so time and randomness are made deterministic: Date.now() and
 // new Date() give the time the program first started, all along, and
-// Math.random is seeded from the call's ID.
+// Math.random is seeded from the call's ID. (Date's local-time methods use
+// the process's time zone, which the interpreter takes from time.Local.)
 //
 // # The sandbox
 //

@@ -406,7 +406,11 @@ func (r *run) deliver(s settlers, res *toolloop.ToolResult) error {
 	}
 	if len(res.Content) == 1 && res.Content[0].Type == toolloop.ContentJSON {
 		v, err := r.h.parse(goja.Undefined(), r.vm.ToValue(string(res.Content[0].JSON)))
-		if err != nil {
+		var ex *goja.Exception
+		switch {
+		case errors.As(err, &ex): // not JSON after all: its text
+			return s.resolve(r.vm.ToValue(res.Text()))
+		case err != nil:
 			return err
 		}
 		return s.resolve(v)

@@ -38,6 +38,9 @@ func TestProgramResults(t *testing.T) {
 		"echo":  echo,
 		"hello": text("hello, world"),
 		"deny":  failing(toolloop.KindDenied, "not allowed"),
+		"bad_json": func(context.Context, json.RawMessage) (*toolloop.ToolResult, error) {
+			return &toolloop.ToolResult{Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.JSONContent(json.RawMessage(`{"cut":`))}}, nil
+		},
 	}
 	for _, tc := range []struct {
 		name  string
@@ -59,6 +62,7 @@ func TestProgramResults(t *testing.T) {
 		{name: "returns an object as JSON", code: `return {a: [1, "two"], b: null}`, want: map[string]any{"a": []any{1.0, "two"}, "b": nil}},
 		{name: "loop and string handling", code: "let s = []; for (const w of 'a b c'.split(' ')) s.push(w.toUpperCase()); return s.join('-')", wantS: "A-B-C"},
 		{name: "quoted names", code: `return await tools["echo"]({q: "x"})`, want: map[string]any{"q": "x"}, calls: []string{`echo {"q":"x"}`}},
+		{name: "a JSON block that is not JSON comes as text", code: `return await tools.bad_json()`, wantS: `{"cut":`},
 		{name: "date is fixed", code: `return [Date.now(), new Date().toISOString()]`, want: []any{1767323045000.0, "2026-01-02T03:04:05.000Z"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
