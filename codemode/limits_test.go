@@ -50,6 +50,7 @@ func TestLimitsEndPrograms(t *testing.T) {
 		{"huge array-like", `return Array.from({length: 2 ** 32}).length`, LimitMemory, false},
 		{"huge apply", `return Math.max.apply(null, {length: 2 ** 31})`, LimitMemory, false},
 		{"big string repeated by join", `const s = "x".repeat(1 << 20); return new Array(1000).fill(s).join("").length`, LimitMemory, false},
+		{"splitting into too many pieces", `return "x".repeat(2e6).split("").length`, LimitMemory, false},
 		{"big string repeated by replace", `const s = "x".repeat(1 << 16); return s.replace(/x/g, s).length`, LimitMemory, false},
 		{"spread of a huge array", `const a = []; a.length = 2 ** 32 - 1; return Math.max(...a)`, LimitMemory, false},
 		{"iterating a huge array natively", `const a = []; a.length = 2 ** 32 - 1; return new Set(a).size`, LimitMemory, false},
@@ -92,6 +93,16 @@ func TestDeepNestingIsRefused(t *testing.T) {
 		assert.Contains(t, out.fail.Message, "RangeError: code mode:", code)
 		assert.Contains(t, out.fail.Message, "deeper than 100 levels", code)
 	}
+}
+
+// split is checked on the pieces it makes, not on the length of the
+// string: a long text split into lines is fine.
+func TestSplitOfALongText(t *testing.T) {
+	out, err := runProgram(t.Context(), newFake(nil), Limits{Memory: 32 << 20}, `
+const text = "a\n".repeat(600000);
+return [text.split("\n").length, text.split(/\n/).length, text.split("\n", 3).length]`)
+	require.NoError(t, err)
+	assert.Equal(t, []any{600001.0, 600001.0, 3.0}, decoded(t, out))
 }
 
 // A getter-made length cannot tell the guard one length and the built-in

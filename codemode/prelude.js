@@ -128,10 +128,21 @@
 		if (t !== null && t !== undefined) checkElems(arrayLike(t.raw));
 		return args;
 	});
-	guard(StringC.prototype, "split", (s, args) => {
-		checkElems(StringC(s).length + 1);
-		return args;
-	});
+	// split: the count of pieces is not known in advance, so the split is
+	// cut just past maxElems pieces (its limit argument) and checked.
+	{
+		const split = StringC.prototype.split;
+		defineProp(StringC.prototype, "split", {
+			value: function split_(sep, limit) {
+				const lim = limit === undefined ? 4294967295 : NumberC(limit) >>> 0;
+				const r = apply(split, this, [sep, lim > maxElems ? maxElems + 1 : lim]);
+				if (isArray(r)) checkElems(r.length);
+				return r;
+			},
+			writable: true, configurable: true, enumerable: false,
+		});
+		defineProp(StringC.prototype.split, "name", { value: "split" });
+	}
 	guard(StringC.prototype, "concat", (s, args) => {
 		const parts = [];
 		let n = StringC(s).length;
