@@ -98,11 +98,12 @@ func TestDeepNestingIsRefused(t *testing.T) {
 // split is checked on the pieces it makes, not on the length of the
 // string: a long text split into lines is fine.
 func TestSplitOfALongText(t *testing.T) {
+	// 1.2 M characters, more than the 1 M pieces 32 MiB allows.
 	out, err := runProgram(t.Context(), newFake(nil), Limits{Memory: 32 << 20}, `
-const text = "a\n".repeat(600000);
-return [text.split("\n").length, text.split(/\n/).length, text.split("\n", 3).length]`)
+const text = "aaaaaaaaa\n".repeat(120000);
+return [text.length, text.split("\n").length, text.split(/\n/).length, text.split("\n", 3).length]`)
 	require.NoError(t, err)
-	assert.Equal(t, []any{600001.0, 600001.0, 3.0}, decoded(t, out))
+	assert.Equal(t, []any{1200000.0, 120001.0, 120001.0, 3.0}, decoded(t, out))
 }
 
 // A getter-made length cannot tell the guard one length and the built-in
