@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,7 +52,7 @@ func (f *fakeCalls) names() []string {
 	for n := range f.tools {
 		ns = append(ns, n)
 	}
-	sortStrings(ns)
+	slices.Sort(ns)
 	return ns
 }
 

@@ -1,5 +1,0 @@
-package codemode
-
-import "slices"
-
-func sortStrings(s []string) { slices.Sort(s) }
