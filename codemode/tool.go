@@ -234,7 +234,7 @@ func (t *Tool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResu
 	inner := call.Inner()
 	if inner == nil {
 		return nil, toolloop.Errorf(toolloop.KindExecutionFailed,
-			"%s runs only as a call of an agent loop, and not from inside another program", t.name())
+			"%s runs only as a call of an agent loop: not from inside another program, and not as a background job", t.name())
 	}
 	p := &program{
 		code:   in.Code,
