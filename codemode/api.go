@@ -2,9 +2,11 @@ package codemode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolloop/toolloop"
@@ -25,16 +27,68 @@ const (
 )
 
 // declarations renders the TypeScript-style declaration of tools, in the
-// order given (the registry's: by name).
-func declarations(tools []toolloop.ToolSpec) string {
+// order given (the registry's: by name). A tool that spaces names
+// (registry name to namespace and member, see namespaceOf) is declared
+// as a member of its namespace, after the tools of tools itself; the
+// namespaces come in name order.
+func declarations(tools []toolloop.ToolSpec, spaces map[string][2]string) string {
 	var b strings.Builder
 	b.WriteString("declare const tools: {\n")
+	var nested []toolloop.ToolSpec
 	for _, t := range tools {
-		d := declare(t, b.Len() > maxAPIBytes)
-		b.WriteString(d)
+		if _, ok := spaces[t.Name]; ok {
+			nested = append(nested, t)
+			continue
+		}
+		b.WriteString(declare(t, b.Len() > maxAPIBytes))
+	}
+	slices.SortStableFunc(nested, func(a, b toolloop.ToolSpec) int { return cmp.Compare(spaces[a.Name][0], spaces[b.Name][0]) })
+	for i, t := range nested {
+		ns, member := spaces[t.Name][0], spaces[t.Name][1]
+		if i == 0 || spaces[nested[i-1].Name][0] != ns {
+			fmt.Fprintf(&b, "  /** The tools of the MCP server %s. */\n  %s: {\n", ns, propName(ns))
+		}
+		t.Name = member
+		for line := range strings.Lines(declare(t, b.Len() > maxAPIBytes)) {
+			b.WriteString("  " + line)
+		}
+		if i == len(nested)-1 || spaces[nested[i+1].Name][0] != ns {
+			b.WriteString("  };\n")
+		}
 	}
 	b.WriteString("};\n")
 	return b.String()
+}
+
+// mcpSeparator joins an MCP server's name and its tool's name in the
+// registry (mcp.Separator, which this module does not import).
+const mcpSeparator = "__"
+
+// namespaces returns, for the tools of MCP servers among infos, the
+// namespace and member each is declared and called as: tool
+// "tracker__get_issue" of server tracker is tools.tracker.get_issue. A
+// server whose namespace would take the name of another tool keeps its
+// tools' registry names.
+func namespaces(infos []*toolloop.ToolInfo) map[string][2]string {
+	var spaces map[string][2]string
+	flat := make(map[string]bool, len(infos))
+	for _, ti := range infos {
+		flat[ti.Name] = true
+	}
+	for _, ti := range infos {
+		if ti.Source != toolloop.SourceMCP {
+			continue
+		}
+		ns, member, ok := strings.Cut(ti.Name, mcpSeparator)
+		if !ok || ns == "" || member == "" || flat[ns] {
+			continue
+		}
+		if spaces == nil {
+			spaces = make(map[string][2]string)
+		}
+		spaces[ti.Name] = [2]string{ns, member}
+	}
+	return spaces
 }
 
 // declare renders one tool's member of the tools object: its description

@@ -125,9 +125,48 @@ func TestDeclarationIsBounded(t *testing.T) {
 
 func TestDeclarationsAreSortedAndDeterministic(t *testing.T) {
 	specs := []toolloop.ToolSpec{{Name: "a"}, {Name: "b"}}
-	d := declarations(specs)
-	assert.Equal(t, d, declarations(specs))
+	d := declarations(specs, nil)
+	assert.Equal(t, d, declarations(specs, nil))
 	assert.True(t, strings.HasPrefix(d, "declare const tools: {\n"))
 	assert.True(t, strings.HasSuffix(d, "};\n"))
 	assert.Less(t, strings.Index(d, "  a("), strings.Index(d, "  b("))
+}
+
+// TestNamespaces: an MCP server's tools are declared, and called, as a
+// namespace named after the server; a server whose name another tool
+// has keeps the registry's names.
+func TestNamespaces(t *testing.T) {
+	infos := []*toolloop.ToolInfo{
+		{ToolSpec: toolloop.ToolSpec{Name: "read_file", Description: "Read.", InputSchema: json.RawMessage(`{"type":"object"}`)}, Source: toolloop.SourceBuiltin},
+		{ToolSpec: toolloop.ToolSpec{Name: "tracker__get-issue", Description: "Get one issue.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)}, Source: toolloop.SourceMCP, SourceName: "tracker"},
+		{ToolSpec: toolloop.ToolSpec{Name: "tracker__list", Description: "List.", InputSchema: json.RawMessage(`{"type":"object"}`)}, Source: toolloop.SourceMCP, SourceName: "tracker"},
+		{ToolSpec: toolloop.ToolSpec{Name: "wiki__page", Description: "A page.", InputSchema: json.RawMessage(`{"type":"object"}`)}, Source: toolloop.SourceMCP, SourceName: "wiki"},
+		{ToolSpec: toolloop.ToolSpec{Name: "wiki", Description: "A local tool named as a server.", InputSchema: json.RawMessage(`{"type":"object"}`)}, Source: toolloop.SourceLocal},
+	}
+	spaces := namespaces(infos)
+	assert.Equal(t, map[string][2]string{"tracker__get-issue": {"tracker", "get-issue"}, "tracker__list": {"tracker", "list"}}, spaces)
+	var specs []toolloop.ToolSpec
+	for _, ti := range infos {
+		specs = append(specs, ti.ToolSpec)
+	}
+	d := declarations(specs, spaces)
+	assert.Equal(t, `declare const tools: {
+  /** Read. */
+  read_file(args?: Record<string, unknown>): Promise<unknown>;
+  /** A page. */
+  wiki__page(args?: Record<string, unknown>): Promise<unknown>;
+  /** A local tool named as a server. */
+  wiki(args?: Record<string, unknown>): Promise<unknown>;
+  /** The tools of the MCP server tracker. */
+  tracker: {
+    /** Get one issue. */
+    "get-issue"(args: {
+      id: number;
+    }): Promise<unknown>;
+    /** List. */
+    list(args?: Record<string, unknown>): Promise<unknown>;
+  };
+};
+`, d)
 }

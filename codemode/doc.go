@@ -15,6 +15,13 @@
 //	const sizes = await Promise.all(files.map(f => tools.stat({path: f})));
 //	return sizes.sort((a, b) => b.size - a.size).slice(0, 3);
 //
+// An MCP server's tools (see the mcp module) are a namespace named after
+// the server: the registry's "github__create_issue" is
+// tools.github.create_issue, and its structured result reaches the
+// program as a value. A registry served over MCP with mcp.Serve can offer
+// its code tool like any other: a client's program runs there, its inner
+// calls through the serving loop's guard.
+//
 // # Inner calls
 //
 // Each tools.X call is an inner call of the code call (see

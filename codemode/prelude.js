@@ -351,11 +351,19 @@
 	defineProp(G, "console", { value: freeze(console), writable: true, configurable: true, enumerable: false });
 
 	// tools: one function a tool, on an object with no prototype.
-	const names = parse(namesJSON);
+	// Each entry is a tool's name, or [name, namespace, member] for a
+	// tool of an MCP server: tools[namespace][member].
+	const entries = parse(namesJSON);
+	const names = [];
 	const tools = create(null);
-	for (const name of names) {
+	const spaces = create(null);
+	for (let i = 0; i < entries.length; i++) {
+		const entry = entries[i];
+		const nested = typeof entry !== "string";
+		const name = nested ? entry[0] : entry;
+		const member = nested ? entry[2] : entry;
 		const f = {
-			[name](args) {
+			[member](args) {
 				let json = "{}";
 				if (args !== undefined) {
 					json = safeStringify(args, undefined, undefined);
@@ -363,9 +371,18 @@
 				}
 				return call(name, json);
 			},
-		}[name];
-		tools[name] = f;
+		}[member];
+		if (!nested) {
+			tools[name] = f;
+			names[names.length] = name;
+			continue;
+		}
+		const ns = entry[1];
+		if (spaces[ns] === undefined) spaces[ns] = create(null);
+		spaces[ns][member] = f;
+		names[names.length] = ns + "." + member;
 	}
+	for (const ns in spaces) tools[ns] = freeze(spaces[ns]);
 	defineProp(G, "tools", { value: freeze(tools), writable: false, configurable: false, enumerable: false });
 
 	// The helpers Go uses.

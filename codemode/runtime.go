@@ -34,9 +34,12 @@ type runner interface {
 
 // program is one run of a program: its code and what it may use.
 type program struct {
-	code   string
-	tools  []string // the names tools offers, sorted
-	limits Limits   // with defaults
+	code  string
+	tools []string // the names tools offers, sorted
+	// spaces maps the registry names of MCP servers' tools to the
+	// namespace and member they are called as (see namespaces).
+	spaces map[string][2]string
+	limits Limits // with defaults
 	calls  caller
 	// now is the time Date.now() and new Date() give, all along.
 	now time.Time
@@ -225,7 +228,15 @@ func (r *run) setup(innerCtx context.Context) *toolloop.ToolError {
 	if err != nil {
 		return toolloop.Errorf(toolloop.KindExecutionFailed, "the prelude does not compile: %v", err)
 	}
-	names, _ := json.Marshal(append([]string{}, r.p.tools...))
+	// Each tool is its name, or [name, namespace, member].
+	entries := make([]any, len(r.p.tools))
+	for i, name := range r.p.tools {
+		entries[i] = name
+		if sp, ok := r.p.spaces[name]; ok {
+			entries[i] = []string{name, sp[0], sp[1]}
+		}
+	}
+	names, _ := json.Marshal(entries)
 	lim := r.p.limits
 	maxChars := lim.Memory / 2 // a character is up to 2 bytes
 	maxElems := lim.Memory / 32
@@ -404,8 +415,8 @@ func (r *run) deliver(s settlers, res *toolloop.ToolResult) error {
 		}
 		return s.reject(e)
 	}
-	if len(res.Content) == 1 && res.Content[0].Type == toolloop.ContentJSON {
-		v, err := r.h.parse(goja.Undefined(), r.vm.ToValue(string(res.Content[0].JSON)))
+	if raw := jsonOf(res); raw != "" {
+		v, err := r.h.parse(goja.Undefined(), r.vm.ToValue(raw))
 		var ex *goja.Exception
 		switch {
 		case errors.As(err, &ex): // not JSON after all: its text
@@ -416,6 +427,28 @@ func (r *run) deliver(s settlers, res *toolloop.ToolResult) error {
 		return s.resolve(v)
 	}
 	return s.resolve(r.vm.ToValue(res.Text()))
+}
+
+// jsonOf returns the JSON a result is, or "": the JSON of a result that
+// is one JSON block; or the text of one text block of an MCP server's
+// tool that is a JSON object or array, since the mcp module passes a
+// server's structured content on as the text it sent beside it (an MCP
+// tool's JSON reaches the program as a value either way).
+func jsonOf(res *toolloop.ToolResult) string {
+	if len(res.Content) != 1 {
+		return ""
+	}
+	c := &res.Content[0]
+	switch {
+	case c.Type == toolloop.ContentJSON:
+		return string(c.JSON)
+	case c.Type == toolloop.ContentText && res.Meta.Source == toolloop.SourceMCP:
+		t := strings.TrimSpace(c.Text)
+		if t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+			return t
+		}
+	}
+	return ""
 }
 
 // drain waits for every inner call still running; one that returns an

@@ -43,8 +43,11 @@ type Tool struct {
 // view is the registry's tools as the spec describes them.
 type view struct {
 	names []string
-	api   string
-	ann   toolloop.Annotations
+	// spaces maps the registry names of MCP servers' tools to their
+	// namespace and member (see namespaces).
+	spaces map[string][2]string
+	api    string
+	ann    toolloop.Annotations
 	// first and n identify the registry's tool list the view was made
 	// from (the registry shares one slice per state), and sum its
 	// content, so that a change is noticed cheaply.
@@ -87,7 +90,7 @@ var codeSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":
 const instructions = `Run a JavaScript program that calls tools itself; only what it returns and prints comes back to you. Use it to make many tool calls, or calls that depend on each other, in one step.
 
 - The code is the body of an async function: use await at the top level and ` + "`return`" + ` the answer (a string as it is, any other value as JSON).
-- Call a tool as ` + "`await tools.name({...})`" + ` (a name that is not an identifier as ` + "`tools[\"my-tool\"]`" + `); it resolves to the tool's result, decoded when it is JSON, text otherwise. Run independent calls at once with Promise.all.
+- Call a tool as ` + "`await tools.name({...})`" + ` (a name that is not an identifier as ` + "`tools[\"my-tool\"]`" + `; an MCP server's tools as ` + "`tools.server.name`" + `); it resolves to the tool's result, decoded when it is JSON, text otherwise. Run independent calls at once with Promise.all.
 - A failed call throws a ToolError with .kind (not_found, invalid_args, denied, timeout, canceled, panic, execution_failed), .tool and .message; catch it with try/catch.
 - console.log output is captured and shown after the return value.
 - There is no file, network, process or module access (no require, import, fetch, process), no setTimeout or setInterval, and Date.now() is fixed at the program's start; Math.random is seeded. Compute time, memory, call depth and output are limited.
@@ -101,7 +104,7 @@ The tools:
 func (t *Tool) Spec() toolloop.ToolSpec {
 	v := t.view.Load()
 	if v == nil {
-		v = &view{api: declarations(nil)}
+		v = &view{api: declarations(nil, nil)}
 	}
 	return toolloop.ToolSpec{
 		Name:        t.name(),
@@ -131,6 +134,7 @@ func (t *Tool) look(ctx context.Context) *view {
 		v.first, v.n = &infos[0], len(infos)
 	}
 	var specs []toolloop.ToolSpec
+	var chosen []*toolloop.ToolInfo
 	h := fnv.New64a()
 	for i := range infos {
 		ti := &infos[i]
@@ -143,6 +147,7 @@ func (t *Tool) look(ctx context.Context) *view {
 			}
 		}
 		specs = append(specs, ti.ToolSpec)
+		chosen = append(chosen, ti)
 		v.names = append(v.names, ti.Name)
 		v.ann.ReadOnly = v.ann.ReadOnly && ti.Annotations.ReadOnly
 		v.ann.Destructive = v.ann.Destructive || ti.Annotations.Destructive
@@ -153,20 +158,21 @@ func (t *Tool) look(ctx context.Context) *view {
 		}
 	}
 	v.sum = h.Sum64()
-	v.api = declarations(specs)
+	v.spaces = namespaces(chosen)
+	v.api = declarations(specs, v.spaces)
 	return v
 }
 
 // current returns the tools selected now, and tells the registry to read
 // the spec again if they changed since it last did.
-func (t *Tool) current(ctx context.Context) []string {
+func (t *Tool) current(ctx context.Context) *view {
 	old := t.view.Load()
 	if t.reg == nil {
-		return nil
+		return &view{}
 	}
 	infos := t.reg.Tools(ctx)
 	if old != nil && len(infos) == old.n && (len(infos) == 0 || &infos[0] == old.first) {
-		return old.names
+		return old
 	}
 	v := t.look(ctx)
 	t.view.Store(v)
@@ -178,7 +184,7 @@ func (t *Tool) current(ctx context.Context) []string {
 			changed()
 		}
 	}
-	return v.names
+	return v
 }
 
 // Source returns a source of kind builtin, named as the tool, that offers
@@ -236,9 +242,11 @@ func (t *Tool) Run(ctx context.Context, call *toolloop.Call) (*toolloop.ToolResu
 		return nil, toolloop.Errorf(toolloop.KindExecutionFailed,
 			"%s runs only as a call of an agent loop: not from inside another program, and not as a background job", t.name())
 	}
+	v := t.current(ctx)
 	p := &program{
 		code:   in.Code,
-		tools:  t.current(ctx),
+		tools:  v.names,
+		spaces: v.spaces,
 		limits: t.Limits.withDefaults(),
 		calls:  innerCalls{inner},
 		now:    inner.Started(),

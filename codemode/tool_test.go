@@ -134,7 +134,7 @@ func TestSourceFollowsChanges(t *testing.T) {
 	srv.add(writeFile())
 	require.NoError(t, reg.Refresh(ctx))
 	assert.Contains(t, code.API(ctx), "write_file(", "API reads the registry now")
-	assert.Contains(t, code.current(ctx), "write_file", "a program sees the new tool at once")
+	assert.Contains(t, code.current(ctx).names, "write_file", "a program sees the new tool at once")
 	require.NoError(t, reg.Refresh(ctx))
 	assert.Contains(t, specOf(t, &reg, DefaultName).Description, "write_file(", "the registry read the spec again")
 
@@ -155,7 +155,7 @@ func TestRegisteredDescriptionIsFixedAtNew(t *testing.T) {
 	d := specOf(t, &reg, DefaultName).Description
 	assert.Contains(t, d, "read_file(")
 	assert.NotContains(t, d, "write_file(")
-	assert.Contains(t, code.current(t.Context()), "write_file", "but programs can call it")
+	assert.Contains(t, code.current(t.Context()).names, "write_file", "but programs can call it")
 }
 
 func TestRunOutsideALoop(t *testing.T) {
