@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,6 +170,13 @@ func (p *program) run(ctx context.Context) (out *outcome, err error) {
 		return r.finish(ctx, cancelInner)
 	}
 	code, err := goja.Compile("program.js", wrapStart+p.code+wrapEnd, false)
+	if body := asBody(p.code); body != p.code {
+		// A whole function is called; if calling it does not compile (two
+		// functions, say), the code is a body after all.
+		if whole, werr := goja.Compile("program.js", wrapStart+body+wrapEnd, false); werr == nil {
+			code, err = whole, nil
+		}
+	}
 	if err != nil {
 		r.out.fail = syntaxError(err)
 		return r.out, nil
@@ -191,6 +199,25 @@ func (p *program) run(ctx context.Context) (out *outcome, err error) {
 		r.settle(promise)
 	}
 	return r.finish(ctx, cancelInner)
+}
+
+// wholeFunction matches a program written as a whole function without
+// parameters, as some agents' docs have models write it:
+// "async () => { ... }" or "async function main() { ... }".
+var wholeFunction = regexp.MustCompile(`^async\s*(?:\(\s*\)\s*=>|function\s*[\w$]*\s*\(\s*\))\s*\{`)
+
+// asBody returns the code as the body of the program's function: as it
+// is, or, for a program written as a whole function, a call of that
+// function whose answer is returned (on the same lines, so line numbers
+// in errors stay the code's own).
+func asBody(code string) string {
+	t := strings.TrimSpace(code)
+	t = strings.TrimSpace(strings.TrimSuffix(t, ";"))
+	if !wholeFunction.MatchString(t) || !strings.HasSuffix(t, "}") {
+		return code
+	}
+	lead := code[:strings.Index(code, t[:5])]
+	return lead + "return await (" + t + ")();"
 }
 
 // finish waits for the inner calls still running (cancelled if the

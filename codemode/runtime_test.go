@@ -63,6 +63,9 @@ func TestProgramResults(t *testing.T) {
 		{name: "loop and string handling", code: "let s = []; for (const w of 'a b c'.split(' ')) s.push(w.toUpperCase()); return s.join('-')", wantS: "A-B-C"},
 		{name: "quoted names", code: `return await tools["echo"]({q: "x"})`, want: map[string]any{"q": "x"}, calls: []string{`echo {"q":"x"}`}},
 		{name: "a JSON block that is not JSON comes as text", code: `return await tools.bad_json()`, wantS: `{"cut":`},
+		{name: "a whole arrow function", code: "\n  async () => {\n  const r = await tools.echo({n: 4});\n  return r.n * 2;\n};\n", want: 8.0, calls: []string{`echo {"n":4}`}},
+		{name: "a whole function", code: `async function main() { return "main ran" }`, wantS: "main ran"},
+		{name: "a function defined and called is a body", code: `async function f() { return 1 } return await f() + 1`, want: 2.0},
 		{name: "date is fixed", code: `return [Date.now(), new Date().toISOString()]`, want: []any{1767323045000.0, "2026-01-02T03:04:05.000Z"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,6 +84,15 @@ func TestProgramResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTwoFunctionsAreABody: code that only defines functions is a body
+// that returns nothing, not a function to call.
+func TestTwoFunctionsAreABody(t *testing.T) {
+	out, err := runProgram(t.Context(), newFake(nil), Limits{}, "async function a() { return 1 }\nasync function b() { return 2 }")
+	require.NoError(t, err)
+	require.Nil(t, out.fail)
+	assert.False(t, out.hasValue)
 }
 
 func TestProgramFailures(t *testing.T) {

@@ -89,7 +89,7 @@ var codeSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":
 // instructions open the description.
 const instructions = `Run a JavaScript program that calls tools itself; only what it returns and prints comes back to you. Use it to make many tool calls, or calls that depend on each other, in one step.
 
-- The code is the body of an async function: use await at the top level and ` + "`return`" + ` the answer (a string as it is, any other value as JSON).
+- The code is the body of an async function: use await at the top level and ` + "`return`" + ` the answer (a string as it is, any other value as JSON). Code that is one whole ` + "`async () => { ... }`" + ` function is called, and its answer returned.
 - Call a tool as ` + "`await tools.name({...})`" + ` (a name that is not an identifier as ` + "`tools[\"my-tool\"]`" + `; an MCP server's tools as ` + "`tools.server.name`" + `); it resolves to the tool's result, decoded when it is JSON, text otherwise. Run independent calls at once with Promise.all.
 - A failed call throws a ToolError with .kind (not_found, invalid_args, denied, timeout, canceled, panic, execution_failed), .tool and .message; catch it with try/catch.
 - console.log output is captured and shown after the return value.
