@@ -27,9 +27,10 @@ type Status struct {
 
 // Awaiting returns the calls that wait for a Decision. A call to an agent
 // whose run paused (see toolloop.AgentTool) waits on calls of its child
-// run: they are listed in its stead, each under the qualified CallID a
-// Decision names it by (see toolloop.PendingCall.ParentCallID), with its
-// own Name and Pending.
+// run, and a call whose program paused waits on its inner calls (see
+// toolloop.Inner): they are listed in its stead, each under the
+// qualified CallID a Decision names it by (see
+// toolloop.PendingCall.ParentCallID), with its own Name and Pending.
 func (s *Status) Awaiting() []CallStatus {
 	var out []CallStatus
 	for _, c := range s.Calls {
@@ -73,7 +74,8 @@ type CallStatus struct {
 	// a call to an agent whose run paused, its child's state.
 	Pending *toolloop.PendingCall `json:"pending,omitempty"`
 	// Waiting, on a call to an agent whose run paused, lists the calls of
-	// its child run that still wait for a Decision (see Awaiting).
+	// its child run that still wait for a Decision (see Awaiting); on a
+	// call whose program paused, its inner calls that still wait.
 	Waiting []toolloop.PendingCall `json:"waiting,omitempty"`
 	// Error is the kind of a failed call's result, once it is done.
 	Error toolloop.ErrorKind `json:"error,omitempty"`

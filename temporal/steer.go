@@ -23,11 +23,9 @@ const (
 // core's, and for a call that waits for approval (which in process would
 // have paused the run instead), one in the same words.
 const (
-	notRunInterrupted        = "not run: the run was interrupted before this call started"
-	notStartedInterrupted    = "not run: the run was canceled before this call started (the run was interrupted)"
-	awaitingInterrupted      = "not run: the run was interrupted while this call waited for approval"
-	childAwaitingInterrupted = "the run was interrupted while the agent %s waited for approval: " +
-		"the calls it had made stand, and none of those it waited on ran"
+	notRunInterrupted     = "not run: the run was interrupted before this call started"
+	notStartedInterrupted = "not run: the run was canceled before this call started (the run was interrupted)"
+	awaitingInterrupted   = "not run: the run was interrupted while this call waited for approval"
 )
 
 // steering is the workflow's inbox: the messages and the interrupt that

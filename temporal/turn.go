@@ -292,17 +292,26 @@ func waitsOn(p *toolloop.PendingCall, id string) bool {
 }
 
 // awaitingCanceled is the result of a call that waited for approval when
-// the run was cancelled or interrupted.
+// the run was cancelled or interrupted. A call that waited on calls of
+// its own (a paused agent's, or its program's inner calls) had done
+// something: that stands.
 func (rn *run) awaitingCanceled(s *slot) *toolloop.ToolResult {
+	how := "canceled"
 	if rn.cut() || rn.holding() {
-		if s.pending != nil && nests(s.pending) {
-			return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf(childAwaitingInterrupted, s.tc.Name))
-		}
-		return errorResult(s.tc, toolloop.KindCanceled, awaitingInterrupted)
+		how = "interrupted"
 	}
-	if s.pending != nil && nests(s.pending) {
-		return errorResult(s.tc, toolloop.KindCanceled, fmt.Sprintf("the run was canceled while the agent %s waited for approval: "+
-			"the calls it had made stand, and none of those it waited on ran", s.tc.Name))
+	var why string
+	switch {
+	case s.pending != nil && s.pending.Program != nil:
+		why = fmt.Sprintf("the run was %s while the program of %s waited for approval of its inner calls: "+
+			"the inner calls it had made stand, and none of those it waited on ran", how, s.tc.Name)
+	case s.pending != nil && s.pending.Child != nil:
+		why = fmt.Sprintf("the run was %s while the agent %s waited for approval: "+
+			"the calls it had made stand, and none of those it waited on ran", how, s.tc.Name)
+	case how == "interrupted":
+		why = awaitingInterrupted
+	default:
+		why = "not run: the run was canceled while this call waited for approval"
 	}
-	return errorResult(s.tc, toolloop.KindCanceled, "not run: the run was canceled while this call waited for approval")
+	return errorResult(s.tc, toolloop.KindCanceled, why)
 }
