@@ -354,9 +354,10 @@ func (in *Inner) close() *ProgramState {
 	if len(in.pending) == 0 {
 		return nil
 	}
-	recs := slices.Clone(in.records)
+	recs, pend := slices.Clone(in.records), slices.Clone(in.pending)
 	slices.SortFunc(recs, func(a, b InnerRecord) int { return cmp.Compare(innerSeq(a.ID), innerSeq(b.ID)) })
-	return &ProgramState{Started: in.started, Calls: recs, Pending: slices.Clone(in.pending)}
+	slices.SortFunc(pend, func(a, b PendingCall) int { return cmp.Compare(innerSeq(a.CallID), innerSeq(b.CallID)) })
+	return &ProgramState{Started: in.started, Calls: recs, Pending: pend}
 }
 
 // meta records the inner calls on the call's result: how many, and what

@@ -451,3 +451,33 @@ func TestInnerCallPauseThroughRunCall(t *testing.T) {
 	assert.Equal(t, 1, c.byCall("c1/1"))
 	assert.Equal(t, 1, c.byCall("c1/2"))
 }
+
+// TestInterruptWhileProgramWaits: an interrupt that comes while a
+// program's inner call waits for approval answers the program's call as
+// canceled, saying its inner calls stand; nothing it waited on runs.
+func TestInterruptWhileProgramWaits(t *testing.T) {
+	var p program
+	var c counter
+	var in toolloop.Inbox
+	l := innerFixture(t, &p, &c,
+		looptest.Turn{Reply: looptest.Calls(progCall("c1", false, "read a", "write b", "read c"))},
+	)
+	l.PauseForApproval = true
+	l.Guard = toolloop.GuardFunc(func(ctx context.Context, call *toolloop.Call) toolloop.Verdict {
+		if call.Name == "write" {
+			in.Interrupt(toolloop.Interrupt{Mode: toolloop.InterruptAfterModel})
+			return toolloop.Verdict{Decision: toolloop.Ask, Reason: "writes need a human"}
+		}
+		return toolloop.Verdict{Decision: toolloop.Allow}
+	})
+	res, err := l.Run(toolloop.WithInbox(context.Background(), &in), user("go"))
+	require.ErrorIs(t, err, toolloop.ErrInterrupted)
+	assert.Nil(t, res.Paused)
+	r := looptest.Results(res.Messages)["c1"]
+	require.NotNil(t, r)
+	assert.Equal(t, toolloop.KindCanceled, r.Error.Kind)
+	assert.Contains(t, r.Text(), "the program's inner calls waited for approval; the inner calls it had made stand")
+	assert.Equal(t, 1, c.byCall("c1/1"))
+	assert.Equal(t, 0, c.byCall("c1/2")+c.byCall("c1/3"))
+	looptest.AssertValid(t, res.Messages)
+}

@@ -483,8 +483,11 @@ func (rn *runState) stopHeld(results []*ToolResult, pending []PendingCall, calls
 	}
 	for _, p := range pending {
 		why := "not run: the run was interrupted while this call waited for approval"
-		if p.Child != nil {
+		switch {
+		case p.Child != nil:
 			why = "canceled: the run was interrupted while the agent's run waited for approval; what it had done stands"
+		case p.Program != nil:
+			why = "canceled: the run was interrupted while the program's inner calls waited for approval; the inner calls it had made stand, and none of those it waited on ran"
 		}
 		results[p.Index] = rn.answerNotRun(calls[p.Index], why)
 	}

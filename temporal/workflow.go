@@ -265,6 +265,9 @@ func (rn *run) loop() (*toolloop.RunResult, error) {
 			if s := r.Meta.Spent; s != nil { // an agent used as a tool
 				res.AddSpent(s)
 			}
+			if rn.longRun { // a program's inner calls, as Run counts them
+				res.ToolCalls += r.Meta.InnerCalls
+			}
 		}
 		if rn.ctx.Err() != nil {
 			if rn.cut() {
