@@ -197,6 +197,7 @@ func TestProgramApprovalBySignal(t *testing.T) {
 			}
 			assert.Equal(t, "call_1/1 read_file: read_file a done\n"+second+"\ncall_1/3 read_file: read_file c done", r.Text())
 			assert.Equal(t, 3, r.Meta.InnerCalls)
+			assert.Equal(t, 4, res.ToolCalls, "the program's call and its three inner calls, as Run counts them")
 			assert.Equal(t, 1, c.get("read_file a"), "served from the journal, not run again")
 			assert.Equal(t, map[bool]int{true: 1, false: 0}[approve], c.get("delete_file b"))
 			assert.Equal(t, 1, c.get("read_file c"))
