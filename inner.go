@@ -36,7 +36,8 @@ var ErrDiverged = errors.New("toolloop: the program took another path when it ra
 // number (call_1/3 for the third). It counts against the run's
 // Budget.MaxToolCalls and Accounting.ToolCalls (through the call's
 // ResultMeta.InnerCalls), and one call's inner calls are bounded by
-// Limits.MaxCallsPerTurn, as a turn's are; at most
+// Limits.MaxCallsPerTurn, as a turn's are (a program past either limit
+// is stopped, see [InnerCall.Run]); at most
 // Limits.MaxConcurrency of them run at once. Its result is not in the
 // transcript: the tool decides what of it the model sees.
 //
@@ -148,7 +149,10 @@ func (ic *InnerCall) ID() string { return ic.id }
 // Limits.MaxConcurrency. The error is non-nil only when the program must
 // stop: it wraps [ErrPaused] when the call waits for a decision, and
 // [ErrDiverged] when a program run again on resume strayed from its
-// journal; the tool then returns the error as its own. ctx is the tool's
+// journal; it is a *ToolError of kind denied when the program made more
+// calls than Limits.MaxCallsPerTurn or the run's Budget.MaxToolCalls
+// allows. The tool then returns the error as its own, and every later
+// Run returns it too. ctx is the tool's
 // context, or one derived from it. Run the same InnerCall once.
 func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 	in := ic.in
@@ -188,13 +192,13 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 	}
 	if n := int(in.count.Add(1)); rn.lim.MaxCallsPerTurn > 0 && n > rn.lim.MaxCallsPerTurn {
 		in.count.Add(-1)
-		return in.answer(ic, errorResult(KindDenied, "not run: the program made more than %d tool calls, the most one call may make (Limits.MaxCallsPerTurn)",
-			rn.lim.MaxCallsPerTurn)), nil
+		return nil, in.limit(ic, fmt.Sprintf("the program was stopped at its call %s: it made more than %d tool calls, "+
+			"the most one call may make (Limits.MaxCallsPerTurn)", ic.id, rn.lim.MaxCallsPerTurn))
 	}
 	if m := rn.l.Budget.MaxToolCalls; m > 0 && decided == nil && rn.callsAt+int(rn.innerCalls.Add(1)) > m {
 		rn.innerCalls.Add(-1)
 		in.count.Add(-1)
-		return in.answer(ic, errorResult(KindDenied, "not run: the run's budget allows %d tool calls, and they are spent", m)), nil
+		return nil, in.limit(ic, fmt.Sprintf("the program was stopped at its call %s: the run's budget allows %d tool calls, and they are spent", ic.id, m))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -250,6 +254,14 @@ func (in *Inner) answer(ic *InnerCall, res *ToolResult) *ToolResult {
 		in.cr.rn.emit(&Event{Type: EventComplete, CallID: ic.id, Tool: ic.name, ParentCallID: in.cr.tc.ID, Result: res})
 	}
 	return res
+}
+
+// limit answers an inner call beyond a limit as not run, and stops the
+// program with the reason (kind denied), so that a program that catches
+// the error cannot spin on calls that will never run.
+func (in *Inner) limit(ic *InnerCall, why string) error {
+	in.answer(ic, errorResult(KindDenied, "not run: %s", why))
+	return in.halt(Errorf(KindDenied, "%s", why))
 }
 
 // record keeps a finished inner call for the journal.

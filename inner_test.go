@@ -176,17 +176,30 @@ func TestInnerCallsAreBounded(t *testing.T) {
 	t.Run("per call", func(t *testing.T) {
 		var p program
 		var c counter
+		var mu sync.Mutex
+		var denied []string
 		l := innerFixture(t, &p, &c,
-			looptest.Turn{Reply: looptest.Calls(progCall("c1", false, "read a", "read b", "read c"))},
+			looptest.Turn{Reply: looptest.Calls(progCall("c1", false, "read a", "read b", "read c", "read d"))},
 			looptest.Turn{Reply: looptest.Text("done")},
 		)
 		l.Limits.MaxCallsPerTurn = 2
+		l.OnEvent = func(e toolloop.Event) {
+			if e.Type == toolloop.EventComplete && e.Result.IsError() {
+				mu.Lock()
+				denied = append(denied, e.CallID)
+				mu.Unlock()
+			}
+		}
 		res, err := l.Run(context.Background(), user("go"))
 		require.NoError(t, err)
 		r := looptest.Results(res.Messages)["c1"]
-		assert.Contains(t, r.Text(), "c1/3 read: error denied")
-		assert.Equal(t, 0, c.byCall("c1/3"))
+		require.Equal(t, toolloop.StatusError, r.Status)
+		assert.Equal(t, toolloop.KindDenied, r.Error.Kind)
+		assert.Contains(t, r.Text(), "the program was stopped at its call c1/3: it made more than 2 tool calls")
+		assert.Equal(t, 0, c.byCall("c1/3")+c.byCall("c1/4"))
+		assert.Equal(t, []string{"c1/3", "c1"}, denied, "the call over the limit is answered, and the program stops there")
 		assert.Equal(t, 2, r.Meta.InnerCalls)
+		assert.Equal(t, 3, res.ToolCalls)
 	})
 	t.Run("budget", func(t *testing.T) {
 		var p program
@@ -201,7 +214,9 @@ func TestInnerCallsAreBounded(t *testing.T) {
 		require.ErrorIs(t, err, toolloop.ErrBudget)
 		r := looptest.Results(res.Messages)["c1"]
 		require.NotNil(t, r)
-		assert.Equal(t, 2, strings.Count(r.Text(), "error denied"), r.Text())
+		assert.Equal(t, toolloop.KindDenied, r.Error.Kind)
+		assert.Contains(t, r.Text(), "the run's budget allows 4 tool calls, and they are spent")
+		assert.Equal(t, 2, c.byCall("c1/1")+c.byCall("c1/2")+c.byCall("c1/3")+c.byCall("c1/4"), "two inner calls ran")
 		assert.Equal(t, 4, res.ToolCalls)
 	})
 	t.Run("concurrency", func(t *testing.T) {

@@ -201,3 +201,22 @@ func TestLoopTimeout(t *testing.T) {
 	require.True(t, r.IsError())
 	assert.Equal(t, toolloop.KindTimeout, r.Error.Kind, r.Text())
 }
+
+// A program that spins on calls, catching every error, is stopped at the
+// loop's limit on one call's inner calls, not left to run to its timeout.
+func TestLoopRunawayProgramIsStopped(t *testing.T) {
+	var runs atomic.Int32
+	echo := toolloop.NewTool("echo", "Echo.", func(context.Context, struct{}) (any, error) {
+		runs.Add(1)
+		return "ok", nil
+	})
+	loop := &toolloop.AgentLoop{Limits: toolloop.Limits{MaxCallsPerTurn: 10}}
+	r, _, res, err := runCode(t, loop, []toolloop.Tool{echo},
+		`for (;;) { try { await tools.echo({}) } catch (e) { console.log("caught " + e.kind) } }`)
+	require.NoError(t, err)
+	require.True(t, r.IsError())
+	assert.Equal(t, toolloop.KindDenied, r.Error.Kind)
+	assert.Contains(t, r.Text(), "it made more than 10 tool calls")
+	assert.Equal(t, int32(10), runs.Load())
+	assert.Equal(t, 11, res.ToolCalls, "the program's call and its ten inner calls")
+}
