@@ -134,7 +134,9 @@ type Event struct {
 	// stream: the parent's run and the call that started the child.
 	// ParentCallID alone is set on the events of an inner call (see
 	// [Inner], as a code-mode program makes them): the call whose tool
-	// made it, in the same run.
+	// made it, in the same run. An inner call's CallID also begins with
+	// that call's ID and "/", which is how to find its program among a
+	// child run's events, where ParentCallID names the parent's call.
 	ParentRunID  string `json:"parent_run_id,omitempty"`
 	ParentCallID string `json:"parent_call_id,omitempty"`
 
