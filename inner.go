@@ -56,6 +56,9 @@ var ErrDiverged = errors.New("toolloop: the program took another path when it ra
 // When the call ends, its inner calls still running are cancelled and
 // waited for (a tool that ignores its context is answered for after its
 // grace, as in a turn), and later inner calls are answered as not run.
+// If the loop answers for the call itself (its tool timed out and did
+// not stop), it answers for the inner calls too: those still running, or
+// made later, emit no events (nor does anything after run.end).
 type Inner struct {
 	cr      *callRun // the call whose tool makes the inner calls
 	started time.Time
@@ -246,8 +249,12 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 func (in *Inner) answer(ic *InnerCall, res *ToolResult) *ToolResult {
 	res.CallID, res.Name = ic.id, ic.name
 	res.Meta.Bytes = contentBytes(res.Content)
-	if in.cr.rn.observed {
-		in.cr.rn.emit(&Event{Type: EventComplete, CallID: ic.id, Tool: ic.name, ParentCallID: in.cr.tc.ID, Result: res})
+	// Once the coordinator answered for the call, it answered for its
+	// inner calls too. The turn is the call's, not the run's: a call
+	// answered after its program's call ended may be made while the run
+	// is in a later turn.
+	if in.cr.rn.observed && !in.cr.answered() {
+		in.cr.rn.emit(&Event{Type: EventComplete, CallID: ic.id, Tool: ic.name, ParentCallID: in.cr.tc.ID, Turn: in.cr.callv.Turn, Result: res})
 	}
 	return res
 }
@@ -355,6 +362,16 @@ func (in *Inner) close() *ProgramState {
 		return nil
 	}
 	recs := slices.Clone(in.records)
+	if r := in.resume; r != nil {
+		// The journal's calls that ran and that this run did not reach
+		// (the program stopped before it made them again) still ran:
+		// they stay in the journal, so that they never run twice.
+		for _, rec := range r.state.Calls {
+			if rec.Result != nil && !slices.ContainsFunc(recs, func(x InnerRecord) bool { return x.ID == rec.ID }) {
+				recs = append(recs, rec)
+			}
+		}
+	}
 	slices.SortFunc(recs, func(a, b InnerRecord) int { return cmp.Compare(innerSeq(a.ID), innerSeq(b.ID)) })
 	return &ProgramState{Started: in.started, Calls: recs, Pending: slices.Clone(in.pending)}
 }
@@ -400,8 +417,10 @@ func sameJSON(a, b json.RawMessage) bool {
 func (rn *runState) resumeProgram(ctx context.Context, cr *callRun, p PendingCall, decisions map[string]Approval) (*ToolResult, *PendingCall) {
 	if err := ctx.Err(); err != nil {
 		cr.tc.Arguments, cr.kind, cr.source = p.Arguments, p.Meta.Source, p.Meta.SourceName
-		return cr.finish(ctx, errorResult(KindCanceled, "the run was canceled before the program of %s ran again: "+
-			"the inner calls it had made stand, and none of those it waited on ran (%v)", cr.tc.Name, context.Cause(ctx))), nil
+		res := errorResult(KindCanceled, "the run was canceled before the program of %s ran again: "+
+			"the inner calls it had made stand, and none of those it waited on ran (%v)", cr.tc.Name, context.Cause(ctx))
+		res.Meta.InnerCalls = len(p.Program.Calls) // they count as the run's calls
+		return cr.finish(ctx, res), nil
 	}
 	if res := cr.restore(ctx, p, nil); res != nil {
 		return cr.finish(ctx, res), nil
