@@ -76,6 +76,7 @@ type Inner struct {
 	closed  bool
 	stop    error // the first error that stops the program
 	records []InnerRecord
+	reached map[string]bool // the journal's calls this run made again
 	pending []PendingCall
 	spent   Accounting // what inner calls to agents spent
 }
@@ -179,6 +180,12 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 				return nil, in.halt(fmt.Errorf("%w: its call %s was %s(%s), and is now %s(%s); the calls it had made are not run again",
 					ErrDiverged, ic.id, rec.Name, rec.Arguments, ic.name, ic.args))
 			}
+			in.mu.Lock()
+			if in.reached == nil {
+				in.reached = make(map[string]bool)
+			}
+			in.reached[ic.id] = true
+			in.mu.Unlock()
 			if rec.Result != nil { // it ran: serve its result
 				in.count.Add(1)
 				in.record(ic, rec.Result)
@@ -362,14 +369,9 @@ func (in *Inner) close() *ProgramState {
 		return nil
 	}
 	recs := slices.Clone(in.records)
-	if r := in.resume; r != nil {
-		// The journal's calls that ran and that this run did not reach
-		// (the program stopped before it made them again) still ran:
-		// they stay in the journal, so that they never run twice.
-		for _, rec := range r.state.Calls {
-			if rec.Result != nil && !slices.ContainsFunc(recs, func(x InnerRecord) bool { return x.ID == rec.ID }) {
-				recs = append(recs, rec)
-			}
+	for _, rec := range in.unmade() {
+		if rec.Result != nil { // it ran: it stays, so that it never runs twice
+			recs = append(recs, rec)
 		}
 	}
 	slices.SortFunc(recs, func(a, b InnerRecord) int { return cmp.Compare(innerSeq(a.ID), innerSeq(b.ID)) })
@@ -379,8 +381,10 @@ func (in *Inner) close() *ProgramState {
 // meta records the inner calls on the call's result: how many, and what
 // those to agents spent.
 func (in *Inner) meta(r *ToolResult) {
-	r.Meta.InnerCalls = int(in.count.Load())
 	in.mu.Lock()
+	// The journal's calls that this run did not make again were made
+	// all the same, and counted against the budget (see resumeWith).
+	r.Meta.InnerCalls = int(in.count.Load()) + len(in.unmade())
 	spent := in.spent
 	in.mu.Unlock()
 	if spent != (Accounting{}) {
@@ -389,6 +393,22 @@ func (in *Inner) meta(r *ToolResult) {
 		}
 		r.Meta.Spent = &spent
 	}
+}
+
+// unmade returns the calls of the journal (see innerResume) that this
+// run of the program did not make again: it stopped, or returned, before
+// it made them. Call it with in.mu held, or once the Runs are done.
+func (in *Inner) unmade() []InnerRecord {
+	if in.resume == nil {
+		return nil
+	}
+	var out []InnerRecord
+	for _, rec := range in.resume.state.Calls {
+		if !in.reached[rec.ID] {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // innerSeq is the number at the end of an inner call's ID.

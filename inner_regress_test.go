@@ -85,6 +85,34 @@ func TestInnerJournalKeepsCallsNotReachedAgain(t *testing.T) {
 	assert.Equal(t, 4, res.ToolCalls)
 }
 
+// A program run again on resume that returns before it makes again the
+// calls it had made (it does not wait for them) counts them all the same:
+// they ran. It used to count none, and RunResult.ToolCalls missed them.
+func TestInnerCallsNotMadeAgainCount(t *testing.T) {
+	var c counter
+	prog := orderedProgram(t, []innerStep{{"read", pathArgs("a")}, {"write", pathArgs("b")}}, func(run int) []int {
+		if run == 1 {
+			return []int{0, 1}
+		}
+		return nil // its calls would come after it returned
+	})
+	l := &toolloop.AgentLoop{Tools: registry(t, prog, c.tool("read", false), c.tool("write", true)),
+		Guard: askWrites, PauseForApproval: true, Model: looptest.NewModel(t,
+			looptest.Turn{Reply: looptest.Calls(looptest.Call("c1", "prog", `{}`))},
+			looptest.Turn{Reply: looptest.Text("done")},
+		)}
+	res, err := l.Run(context.Background(), user("go"))
+	require.ErrorIs(t, err, toolloop.ErrPaused)
+	res, err = l.Resume(context.Background(), res.Paused, map[string]toolloop.Approval{"c1/2": {Approved: true}})
+	require.NoError(t, err)
+	r := looptest.Results(res.Messages)["c1"]
+	require.NotNil(t, r)
+	assert.Equal(t, 1, c.byCall("c1/1"))
+	assert.Equal(t, 0, c.byCall("c1/2"), "the program did not make it again")
+	assert.Equal(t, 2, r.Meta.InnerCalls, "the read ran, and the write was made")
+	assert.Equal(t, 3, res.ToolCalls)
+}
+
 // Budget.MaxToolCalls holds across a pause: the inner calls a paused
 // program made, and those of the turn's programs that finished before
 // the pause, count on resume before any new inner call. They used to be
