@@ -242,8 +242,8 @@ func (a *AgentTool) result(ctx context.Context, res *RunResult, err error) (*Too
 // the call, unless it is a grandchild's, which names its own parent. Its
 // run ID, turn and time stay the child's.
 func (cr *callRun) forward(e Event) {
-	if cr.state.Load() == callAbandoned {
-		return // the coordinator answered for this call
+	if cr.answered() || cr.outer != nil && cr.outer.answered() {
+		return // the coordinator answered for this call, or its program's
 	}
 	rn := cr.rn
 	if e.ParentRunID == "" {
@@ -251,6 +251,9 @@ func (cr *callRun) forward(e Event) {
 	}
 	rn.emitMu.Lock()
 	defer rn.emitMu.Unlock()
+	if rn.ended {
+		return
+	}
 	if rn.l.OnEvent != nil {
 		rn.onEvent(&e)
 	}

@@ -57,6 +57,9 @@ var ErrDiverged = errors.New("toolloop: the program took another path when it ra
 // When the call ends, its inner calls still running are cancelled and
 // waited for (a tool that ignores its context is answered for after its
 // grace, as in a turn), and later inner calls are answered as not run.
+// If the loop answers for the call itself (its tool timed out and did
+// not stop), it answers for the inner calls too: those still running, or
+// made later, emit no events (nor does anything after run.end).
 type Inner struct {
 	cr      *callRun // the call whose tool makes the inner calls
 	started time.Time
@@ -74,6 +77,7 @@ type Inner struct {
 	closed  bool
 	stop    error // the first error that stops the program
 	records []InnerRecord
+	reached map[string]bool // the journal's calls this run made again
 	pending []PendingCall
 	spent   Accounting // what inner calls to agents spent
 }
@@ -180,6 +184,12 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 				return nil, in.halt(fmt.Errorf("%w: its call %s was %s(%s), and is now %s(%s); the calls it had made are not run again",
 					ErrDiverged, ic.id, rec.Name, rec.Arguments, ic.name, ic.args))
 			}
+			in.mu.Lock()
+			if in.reached == nil {
+				in.reached = make(map[string]bool)
+			}
+			in.reached[ic.id] = true
+			in.mu.Unlock()
 			if rec.Result != nil { // it ran: serve its result
 				in.count.Add(1)
 				in.record(ic, rec.Result)
@@ -250,8 +260,12 @@ func (ic *InnerCall) Run(ctx context.Context) (*ToolResult, error) {
 func (in *Inner) answer(ic *InnerCall, res *ToolResult) *ToolResult {
 	res.CallID, res.Name = ic.id, ic.name
 	res.Meta.Bytes = contentBytes(res.Content)
-	if in.cr.rn.observed {
-		in.cr.rn.emit(&Event{Type: EventComplete, CallID: ic.id, Tool: ic.name, ParentCallID: in.cr.tc.ID, Result: res})
+	// Once the coordinator answered for the call, it answered for its
+	// inner calls too. The turn is the call's, not the run's: a call
+	// answered after its program's call ended may be made while the run
+	// is in a later turn.
+	if in.cr.rn.observed && !in.cr.answered() {
+		in.cr.rn.emit(&Event{Type: EventComplete, CallID: ic.id, Tool: ic.name, ParentCallID: in.cr.tc.ID, Turn: in.cr.callv.Turn, Result: res})
 	}
 	return res
 }
@@ -367,6 +381,11 @@ func (in *Inner) close() *ProgramState {
 		return nil
 	}
 	recs, pend := slices.Clone(in.records), slices.Clone(in.pending)
+	for _, rec := range in.unmade() {
+		if rec.Result != nil { // it ran: it stays, so that it never runs twice
+			recs = append(recs, rec)
+		}
+	}
 	slices.SortFunc(recs, func(a, b InnerRecord) int { return cmp.Compare(innerSeq(a.ID), innerSeq(b.ID)) })
 	slices.SortFunc(pend, func(a, b PendingCall) int { return cmp.Compare(innerSeq(a.CallID), innerSeq(b.CallID)) })
 	return &ProgramState{Started: in.started, Calls: recs, Pending: pend}
@@ -375,8 +394,10 @@ func (in *Inner) close() *ProgramState {
 // meta records the inner calls on the call's result: how many, and what
 // those to agents spent.
 func (in *Inner) meta(r *ToolResult) {
-	r.Meta.InnerCalls = int(in.count.Load())
 	in.mu.Lock()
+	// The journal's calls that this run did not make again were made
+	// all the same, and counted against the budget (see resumeWith).
+	r.Meta.InnerCalls = int(in.count.Load()) + len(in.unmade())
 	spent := in.spent
 	in.mu.Unlock()
 	if spent != (Accounting{}) {
@@ -385,6 +406,22 @@ func (in *Inner) meta(r *ToolResult) {
 		}
 		r.Meta.Spent = &spent
 	}
+}
+
+// unmade returns the calls of the journal (see innerResume) that this
+// run of the program did not make again: it stopped, or returned, before
+// it made them. Call it with in.mu held, or once the Runs are done.
+func (in *Inner) unmade() []InnerRecord {
+	if in.resume == nil {
+		return nil
+	}
+	var out []InnerRecord
+	for _, rec := range in.resume.state.Calls {
+		if !in.reached[rec.ID] {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // innerSeq is the number at the end of an inner call's ID.
@@ -413,8 +450,10 @@ func sameJSON(a, b json.RawMessage) bool {
 func (rn *runState) resumeProgram(ctx context.Context, cr *callRun, p PendingCall, decisions map[string]Approval) (*ToolResult, *PendingCall) {
 	if err := ctx.Err(); err != nil {
 		cr.tc.Arguments, cr.kind, cr.source = p.Arguments, p.Meta.Source, p.Meta.SourceName
-		return cr.finish(ctx, errorResult(KindCanceled, "the run was canceled before the program of %s ran again: "+
-			"the inner calls it had made stand, and none of those it waited on ran (%v)", cr.tc.Name, context.Cause(ctx))), nil
+		res := errorResult(KindCanceled, "the run was canceled before the program of %s ran again: "+
+			"the inner calls it had made stand, and none of those it waited on ran (%v)", cr.tc.Name, context.Cause(ctx))
+		res.Meta.InnerCalls = len(p.Program.Calls) // they count as the run's calls
+		return cr.finish(ctx, res), nil
 	}
 	if res := cr.restore(ctx, p, nil); res != nil {
 		return cr.finish(ctx, res), nil

@@ -302,7 +302,9 @@ func TestInnerCallPausesTheRun(t *testing.T) {
 			decisions := map[string]toolloop.Approval{"c1/2": {Approved: approve, Reason: "said so"}}
 			var forged toolloop.PauseState
 			require.NoError(t, json.Unmarshal(b, &forged))
-			forged.Agents[0].Program.Calls[0].Result.Content = []toolloop.Content{toolloop.TextContent("forged")}
+			// (The first record may be the write that waits: the read, run
+			// beside it, may not have started when it asked.)
+			forged.Agents[0].Program.Calls[0].Arguments = json.RawMessage(`{"path":"forged"}`)
 			_, err = l.Resume(context.Background(), &forged, decisions)
 			require.ErrorIs(t, err, toolloop.ErrTampered)
 			_, err = l.Resume(context.Background(), &saved, map[string]toolloop.Approval{})

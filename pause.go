@@ -233,6 +233,21 @@ func (l *AgentLoop) resumeWith(ctx context.Context, st *PauseState, decisions ma
 	}
 	rn := l.newRun(st.RunID, stream)
 	rn.turn, rn.callsAt = st.Turn, st.ToolCalls
+	// The inner calls (see Inner) of the turn's calls that finished
+	// before the pause, and those in the journals of the programs that
+	// paused, were admitted under Budget.MaxToolCalls, but the run counts
+	// them only once it appends the calls' results: they count before
+	// any program's new calls ask the budget.
+	for _, r := range st.Results {
+		if r != nil {
+			rn.callsAt += r.Meta.InnerCalls
+		}
+	}
+	for _, a := range st.Agents {
+		if a.Program != nil {
+			rn.callsAt += len(a.Program.Calls)
+		}
+	}
 	if output == nil {
 		output = st.Output
 	}

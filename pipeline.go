@@ -187,7 +187,7 @@ func (cr *callRun) setCall(args json.RawMessage) {
 	cr.callv = Call{
 		ID: cr.tc.ID, Name: cr.tc.Name, Arguments: args,
 		Annotations: cr.e.spec.Annotations, Source: cr.e.kind, SourceName: cr.e.source,
-		RunID: cr.rn.id, Turn: cr.rn.turn, MaxOutputBytes: max(cr.rn.lim.MaxOutputBytes, 0),
+		RunID: cr.rn.id, Turn: cr.turnNo(), MaxOutputBytes: max(cr.rn.lim.MaxOutputBytes, 0),
 	}
 	if cr.rn.observed {
 		cr.callv.Reporter = cr
@@ -607,7 +607,7 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	normalizeResult(r)
 	if hooks := cr.rn.l.Hooks.PostToolUseFailure; r.Status == StatusError && len(hooks) > 0 {
 		if cr.call == nil { // failed before the tool was resolved or validated
-			cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.rn.turn}
+			cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.turnNo()}
 			cr.call = &cr.callv
 		}
 		for i, h := range hooks {
@@ -702,8 +702,8 @@ func (cr *callRun) abandoned(res *ToolResult) *ToolResult {
 		in.meta(&r)
 	}
 	cr.closeReports(false)
-	if cr.rn.observed {
-		cr.rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name, ParentCallID: cr.parentID(),
+	if cr.rn.observed && (cr.outer == nil || !cr.outer.answered()) {
+		cr.rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name, ParentCallID: cr.parentID(), Turn: cr.turnNo(),
 			Source: r.Meta.Source, SourceName: r.Meta.SourceName, Result: &r})
 	}
 	return &r
@@ -727,6 +727,16 @@ func (cr *callRun) giveUp(timedOut bool) *ToolResult {
 	return cr.abandoned(res)
 }
 
+// turnNo is the number of the call's turn: its program's, for an inner
+// call, which may run after the run went on to its next turn (its
+// program's call was answered for and left behind).
+func (cr *callRun) turnNo() int {
+	if cr.outer != nil {
+		return cr.outer.callv.Turn
+	}
+	return cr.rn.turn
+}
+
 // parentID is the ID of the call whose tool made this one, for an inner
 // call (see Inner), and empty otherwise.
 func (cr *callRun) parentID() string {
@@ -737,13 +747,15 @@ func (cr *callRun) parentID() string {
 }
 
 func (cr *callRun) emit(e *Event) {
-	if cr.state.Load() == callAbandoned {
-		return // the coordinator answered for this call
+	if cr.answered() || cr.outer != nil && cr.outer.answered() {
+		return // the coordinator answered for this call, or its program's
 	}
 	e.CallID, e.Tool = cr.tc.ID, cr.tc.Name
 	e.Source, e.SourceName = cr.kind, cr.source
 	if cr.outer != nil {
-		e.ParentCallID = cr.outer.tc.ID
+		// Its program's turn: the run may be in a later one once the
+		// program's call was answered for (see turnNo).
+		e.ParentCallID, e.Turn = cr.outer.tc.ID, cr.turnNo()
 	}
 	cr.rn.emit(e)
 }

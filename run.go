@@ -22,6 +22,10 @@ type runState struct {
 	// stream, if set, receives every event after OnEvent (see Stream).
 	stream func(Event)
 	emitMu sync.Mutex
+	// ended: run.end was emitted (guarded by emitMu). What a call left
+	// behind emits later (an inner call a program made after its call
+	// ended, say) is dropped: run.end is a run's last event.
+	ended bool
 	// approveMu makes the approver see one call at a time.
 	approveMu sync.Mutex
 	// timer wakes turn coordinators; one serves the whole run.
@@ -102,6 +106,10 @@ func (rn *runState) emit(e *Event) {
 	e.Time = time.Now()
 	rn.emitMu.Lock()
 	defer rn.emitMu.Unlock()
+	if rn.ended {
+		return
+	}
+	rn.ended = e.Type == EventRunEnd
 	if rn.l.OnEvent != nil {
 		rn.onEvent(e)
 	}

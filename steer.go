@@ -487,7 +487,16 @@ func (rn *runState) stopHeld(results []*ToolResult, pending []PendingCall, calls
 		case p.Child != nil:
 			why = "canceled: the run was interrupted while the agent's run waited for approval; what it had done stands"
 		case p.Program != nil:
+			// The tool ran, and its inner calls before the pause: they
+			// stand, and count as the run's calls (see Inner).
 			why = "canceled: the run was interrupted while the program's inner calls waited for approval; the inner calls it had made stand, and none of those it waited on ran"
+			r := notRunResult(calls[p.Index], why)
+			r.Meta.InnerCalls = len(p.Program.Calls)
+			if rn.observed {
+				rn.emit(&Event{Type: EventComplete, CallID: r.CallID, Tool: r.Name, Result: r})
+			}
+			results[p.Index] = r
+			continue
 		}
 		results[p.Index] = rn.answerNotRun(calls[p.Index], why)
 	}
