@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,23 +18,6 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
 )
-
-// innerSchedules is how many random schedules TestInnerRandomSchedules
-// runs; TOOLLOOP_SCHEDULES overrides it, as it does for the other
-// schedule tests, so the stress script runs more.
-func innerSchedules(t *testing.T) int {
-	if s := os.Getenv("TOOLLOOP_SCHEDULES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("TOOLLOOP_SCHEDULES: %v", err)
-		}
-		return n
-	}
-	if testing.Short() {
-		return 60
-	}
-	return 200
-}
 
 // TestInnerRandomSchedules runs programs that make inner calls (see
 // toolloop.Inner) on random schedules, each in a testing/synctest bubble
@@ -70,16 +51,7 @@ func innerSchedules(t *testing.T) int {
 // TOOLLOOP_SCHEDULES to run thousands, and TOOLLOOP_SCHEDULE_SEED to
 // replay a seed.
 func TestInnerRandomSchedules(t *testing.T) {
-	n := innerSchedules(t)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TOOLLOOP_SCHEDULE_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (set TOOLLOOP_SCHEDULE_SEED to replay; goroutines in a bubble still interleave as they will)", seed)
+	n, seed := scheduleRun(t, 60, 200)
 	st := map[string]int{}
 	for i := range n {
 		p := newInnerPlan(rand.New(rand.NewPCG(seed, uint64(i))), seed, i)

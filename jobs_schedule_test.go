@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,26 +37,7 @@ import (
 //     started is in its RunResult.Jobs, ended;
 //   - a job canceled or ended with its run had its context ended.
 func TestJobRandomSchedules(t *testing.T) {
-	n := 300
-	if testing.Short() {
-		n = 100
-	}
-	if s := os.Getenv("TOOLLOOP_SCHEDULES"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n = v
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TOOLLOOP_SCHEDULE_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (set TOOLLOOP_SCHEDULE_SEED to replay)", seed)
+	n, seed := scheduleRun(t, 100, 300)
 	for i := range n {
 		r := rand.New(rand.NewPCG(seed, uint64(i)))
 		p := newJobPlan(r)

@@ -8,7 +8,6 @@ import (
 	"iter"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -22,23 +21,6 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/looptest"
 )
-
-// steerSchedules is how many random schedules TestSteerRandomSchedules
-// runs; TOOLLOOP_SCHEDULES overrides it, as it does for the exactly-once
-// test (schedule_test.go), so the stress script runs more of both.
-func steerSchedules(t *testing.T) int {
-	if s := os.Getenv("TOOLLOOP_SCHEDULES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("TOOLLOOP_SCHEDULES: %v", err)
-		}
-		return n
-	}
-	if testing.Short() {
-		return 150
-	}
-	return 600
-}
 
 // TestSteerRandomSchedules steers runs at random points, each schedule in
 // a testing/synctest bubble (fake time, so slow tools, approvers, models
@@ -84,16 +66,7 @@ func steerSchedules(t *testing.T) int {
 // The default count suits CI under -race (a few seconds); set
 // TOOLLOOP_SCHEDULES to run tens of thousands.
 func TestSteerRandomSchedules(t *testing.T) {
-	n := steerSchedules(t)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TOOLLOOP_SCHEDULE_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (set TOOLLOOP_SCHEDULE_SEED to replay; goroutines in a bubble still interleave as they will)", seed)
+	n, seed := scheduleRun(t, 150, 600)
 	st := map[string]int{}
 	for i := range n {
 		p := newSteerPlan(rand.New(rand.NewPCG(seed, uint64(i))))
