@@ -1,6 +1,7 @@
 package toolloop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,6 +41,10 @@ const (
 	LimitFailures Limit = "failures"
 	// LimitStopWhen: the budget's StopWhen returned true.
 	LimitStopWhen Limit = "stop_when"
+	// LimitShared: the budget's Shared said the spending the run shares
+	// with other runs has no room left (a session's or a tenant's cap,
+	// see the session package); the BudgetError wraps its error.
+	LimitShared Limit = "shared"
 )
 
 // Budget says when a run stops: how many turns it may take, what it may
@@ -105,6 +110,16 @@ type Budget struct {
 	// returning true ends the run as a limit does, with [LimitStopWhen].
 	StopWhen func(RunStatus) bool
 
+	// Shared, if set, bounds spending the run shares with other runs,
+	// perhaps in other processes: a session's across its runs, a
+	// tenant's across its sessions (the session package sets it from its
+	// caps). It is asked before every model turn, the first included,
+	// after the limits above; an error it returns ends the run with a
+	// *BudgetError of [LimitShared] wrapping it. Runs that share a cap
+	// each check it before their turn, so together they overspend it by
+	// at most one turn each.
+	Shared SharedBudget
+
 	// WrapUp asks the model for a final answer when a limit is reached
 	// (MaxTurns and StopWhen included): the loop appends a user
 	// message saying which limit was reached and takes one more turn with
@@ -138,6 +153,29 @@ type Budget struct {
 // Budget.WrapUpPrompt is empty.
 const DefaultWrapUpPrompt = "The run has reached its limit (%s), so you cannot call any more tools. " +
 	"Give your final answer now: what you did, what you found, and what is left to do."
+
+// SharedBudget bounds what runs spend together (see Budget.Shared).
+type SharedBudget interface {
+	// Allow is asked before each model turn of a run, with what the run
+	// has done so far; a non-nil error stops the run before the turn.
+	// It is called from the run's goroutine, and may be called by many
+	// runs at once.
+	Allow(ctx context.Context, st RunStatus) error
+}
+
+// CheckShared asks b.Shared, if set, whether st's run may take another
+// turn, and returns the *BudgetError of [LimitShared] wrapping its
+// answer, or nil. AgentLoop.Run and Resume call it before every model
+// turn; drivers that schedule turns themselves call it after Check.
+func (b *Budget) CheckShared(ctx context.Context, st RunStatus) *BudgetError {
+	if b.Shared == nil {
+		return nil
+	}
+	if err := b.Shared.Allow(ctx, st); err != nil {
+		return &BudgetError{Limit: LimitShared, Err: err}
+	}
+	return nil
+}
 
 // RunStatus is what a run has done so far, as StopWhen sees it.
 type RunStatus struct {
@@ -198,6 +236,8 @@ func (e *BudgetError) describe() string {
 	switch e.Limit {
 	case LimitStopWhen:
 		return "stop condition"
+	case LimitShared:
+		return "shared spending limit"
 	case LimitFailures:
 		return "failure limit"
 	case LimitTurns:

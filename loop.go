@@ -105,7 +105,7 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 		if err := budgetCause(outer, ctx); err != nil {
 			return rn.limitReached(outer, res, err)
 		}
-		if err := rn.checkBudget(res); err != nil {
+		if err := rn.checkBudget(ctx, res); err != nil {
 			return rn.limitReached(outer, res, err)
 		}
 		if most := l.Budget.WithDefaults().MaxTurns; rn.turn >= most {
@@ -313,16 +313,34 @@ func (rn *runState) status(res *RunResult) RunStatus {
 }
 
 // checkBudget returns the limit the run has reached, if any.
-func (rn *runState) checkBudget(res *RunResult) error {
+func (rn *runState) checkBudget(ctx context.Context, res *RunResult) error {
 	b := &rn.l.Budget
 	if b.MaxInputTokens <= 0 && b.MaxOutputTokens <= 0 && b.MaxTotalTokens <= 0 && b.MaxCost <= 0 &&
-		b.MaxDuration <= 0 && b.MaxToolCalls <= 0 && b.StopWhen == nil {
+		b.MaxDuration <= 0 && b.MaxToolCalls <= 0 && b.StopWhen == nil && b.Shared == nil {
 		return nil
 	}
-	if be := rn.callStopWhen(b, rn.status(res)); be != nil {
+	st := rn.status(res)
+	if be := rn.callStopWhen(b, st); be != nil {
+		return be
+	}
+	if be := rn.callShared(ctx, b, st); be != nil {
 		return be
 	}
 	return nil
+}
+
+// callShared asks the budget's Shared, turning a panic into a stop.
+func (rn *runState) callShared(ctx context.Context, b *Budget, st RunStatus) (be *BudgetError) {
+	if b.Shared == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			rn.logger().Error("toolloop: Budget.Shared panicked; stopping the run", "panic", p)
+			be = &BudgetError{Limit: LimitShared, Err: fmt.Errorf("toolloop: Budget.Shared panicked: %v", p)}
+		}
+	}()
+	return b.CheckShared(ctx, st)
 }
 
 // callStopWhen runs the budget's check, turning a panicking StopWhen into

@@ -166,8 +166,8 @@ func Register(r worker.WorkflowRegistry, a Agent) {
 	if ag.Loop.Model == nil {
 		panic("toolloop/temporal: Agent.Loop has no Model")
 	}
-	if ag.Loop.Output != nil || len(ag.Loop.TurnProcessors) > 0 {
-		panic("toolloop/temporal: Agent.Loop.Output and Agent.Loop.TurnProcessors are not supported by the workflow yet: run such a loop with AgentLoop.Run")
+	if ag.Loop.Output != nil || len(ag.Loop.TurnProcessors) > 0 || ag.Loop.Budget.Shared != nil {
+		panic("toolloop/temporal: Agent.Loop.Output, Agent.Loop.TurnProcessors and Agent.Loop.Budget.Shared are not supported by the workflow yet: run such a loop with AgentLoop.Run")
 	}
 	ar.RegisterActivityWithOptions(ag.model, activity.RegisterOptions{Name: ag.modelActivity})
 	ar.RegisterActivityWithOptions(ag.call, activity.RegisterOptions{Name: ag.callActivity})

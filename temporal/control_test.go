@@ -90,7 +90,7 @@ func TestUnsupportedTurnControlsPanic(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	assert.PanicsWithValue(t,
-		"toolloop/temporal: Agent.Loop.Output and Agent.Loop.TurnProcessors are not supported by the workflow yet: run such a loop with AgentLoop.Run",
+		"toolloop/temporal: Agent.Loop.Output, Agent.Loop.TurnProcessors and Agent.Loop.Budget.Shared are not supported by the workflow yet: run such a loop with AgentLoop.Run",
 		func() {
 			temporal.Register(env, temporal.Agent{Loop: &toolloop.AgentLoop{Model: looptest.Script(),
 				TurnProcessors: []toolloop.TurnProcessor{func(context.Context, *toolloop.TurnBatch) (toolloop.TurnDecision, error) {

@@ -65,9 +65,11 @@
 // passes the response through AgentLoop.AfterModel (Hooks.AfterModel; a
 // rejection ends the run with ErrModel and is not retried); the call
 // activity resolves the tool search tool. Model wrappers such as
-// toolloop.Retry report their attempts to the loop's OnEvent. Two are
+// toolloop.Retry report their attempts to the loop's OnEvent. Three are
 // not supported yet, and Register panics on a loop that sets them:
-// Loop.Output (typed final answers) and Loop.TurnProcessors.
+// Loop.Output (typed final answers), Loop.TurnProcessors and
+// Loop.Budget.Shared (spending shared across runs, which the workflow
+// could only ask through an activity).
 //
 // # Determinism
 //
