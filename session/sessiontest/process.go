@@ -29,13 +29,6 @@ func TestProcesses(t *testing.T, newDSN func(t *testing.T) string, open OpenDSN)
 	t.Skip("TODO(issue 37): not written yet")
 }
 
-// TestSessions runs the conformance suite of the session package's
-// Sessions (runs, pause and resume, fork, rewind, caps, compaction)
-// against the stores newBacking makes.
-func TestSessions(t *testing.T, newBacking NewBacking) {
-	t.Skip("TODO(issue 37): not written yet")
-}
-
 // Benchmark measures a store: the append of a turn and the load of a
 // 1,000-turn session.
 func Benchmark(b *testing.B, newBacking func(b *testing.B) func() session.Store) {

@@ -1,0 +1,273 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolloop/toolloop"
+)
+
+// Session is a session open for writing: this process holds its lease,
+// so no other writer runs it until [Session.Close] (or until the lease
+// lapses, if this process dies). Get one with [Sessions.Open] or
+// [Sessions.Create]. A Session takes one run at a time; its methods are
+// safe for concurrent use.
+type Session struct {
+	ss *Sessions
+
+	mu      sync.Mutex
+	lease   Lease
+	ld      *loader // the session's records, as replayed
+	info    Info
+	running bool
+	closed  bool
+}
+
+// Create creates a session and opens it. It returns ErrExists if the ID
+// is taken.
+func (ss *Sessions) Create(ctx context.Context, info Info) (*Session, error) {
+	if err := ss.store.Create(ctx, info); err != nil {
+		return nil, err
+	}
+	return ss.Open(ctx, info.ID)
+}
+
+// Open takes a session's lease and loads its state. It returns
+// ErrNotFound if there is no such session, and ErrSessionBusy at once if
+// another writer has it open (or had, and died less than
+// Options.LeaseTTL ago). Close the Session when done with it.
+//
+//	s, err := sessions.Open(ctx, id)
+//	if errors.Is(err, session.ErrNotFound) {
+//		s, err = sessions.Create(ctx, session.Info{ID: id, User: user})
+//	}
+func (ss *Sessions) Open(ctx context.Context, id string) (*Session, error) {
+	l, err := ss.store.Acquire(ctx, id, ss.opts.Holder, ss.opts.LeaseTTL)
+	if err != nil {
+		return nil, err
+	}
+	ld, info, err := ss.load(ctx, id)
+	if err != nil {
+		_ = ss.store.Release(context.WithoutCancel(ctx), l)
+		return nil, err
+	}
+	return &Session{ss: ss, lease: l, ld: ld, info: info}, nil
+}
+
+// ID returns the session's ID.
+func (s *Session) ID() string { return s.lease.Session }
+
+// State returns the session's state: as its records say, the ones a run
+// under way has yet to store included.
+func (s *Session) State() *State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ld == nil {
+		return &State{Info: s.info}
+	}
+	return s.ld.state(s.info)
+}
+
+// Close releases the session's lease. A run under way keeps it until it
+// ends; Close does not wait for it.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.running {
+		return nil // the run releases it as it ends
+	}
+	return s.ss.store.Release(context.Background(), s.lease)
+}
+
+// errClosed is returned by a Session used after Close.
+var errClosed = errors.New("session: the session is closed")
+
+// begin marks a run under way, renewing the lease if it may have lapsed
+// while the session sat idle.
+func (s *Session) begin(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return fmt.Errorf("%w: %q", errClosed, s.ID())
+	case s.running:
+		return fmt.Errorf("session: %q: a run is already under way", s.ID())
+	}
+	l, err := s.ss.store.Renew(ctx, s.lease, s.ss.opts.LeaseTTL)
+	if errors.Is(err, ErrLeaseLost) {
+		// Lapsed while idle: take it again if nobody wrote since.
+		l, err = s.ss.store.Acquire(ctx, s.ID(), s.ss.opts.Holder, s.ss.opts.LeaseTTL)
+		if err == nil {
+			info, serr := s.ss.store.Stat(ctx, s.ID())
+			if serr != nil || info.Head != s.info.Head {
+				_ = s.ss.store.Release(context.WithoutCancel(ctx), l)
+				if serr != nil {
+					return serr
+				}
+				return fmt.Errorf("%w: session %q was written by another writer while this one was idle: open it again", ErrLeaseLost, s.ID())
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	s.lease, s.running = l, true
+	return nil
+}
+
+// end marks the run over.
+func (s *Session) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running = false
+	if s.ld == nil { // storing failed, and the store could not be read
+		s.closed = true
+	}
+	if s.closed {
+		_ = s.ss.store.Release(context.Background(), s.lease)
+	}
+}
+
+// Run runs loop on the session: its transcript, the messages its last
+// run left undelivered, then msgs. Every event the run stores as it goes
+// (the transient ones, such as deltas and progress, are not stored), in
+// one append per turn, before the turn's calls start; so if this process
+// dies, the next run repairs the transcript and runs no call twice.
+//
+// Run passes loop's events on to loop.OnEvent too, and sets
+// loop.Budget.Shared for the run to enforce Options.Caps (with loop's
+// own Shared, if any, asked too); loop itself is not changed. A run that
+// pauses for approvals (ErrPaused) leaves the session paused: call
+// Resume, here or in another process. If storing fails (the store is
+// down, the lease was lost), the run is canceled before its next call
+// starts and Run returns the store's error joined to the run's.
+func (s *Session) Run(ctx context.Context, loop *toolloop.AgentLoop, msgs ...toolloop.Message) (*toolloop.RunResult, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	st := s.State()
+	if st.Paused != nil {
+		s.end()
+		return nil, fmt.Errorf("%w: session %q, %d calls", ErrPending, s.ID(), len(st.Paused.Pending))
+	}
+	input := slices.Concat(st.Messages, st.Pending, msgs)
+	return s.run(ctx, loop, func(ctx context.Context, l *toolloop.AgentLoop) (*toolloop.RunResult, error) {
+		return l.Run(ctx, input)
+	})
+}
+
+// Resume resumes the session's paused run with the decisions on its
+// pending calls, as toolloop.AgentLoop.Resume does, storing its events
+// as Run does. The paused state comes from the session's own store,
+// which Resume trusts: if loop seals paused states (toolloop.Sealing),
+// Resume seals it with loop's key first. Each approved call runs once,
+// whichever process resumes: the session's lease lets one writer at a
+// time take it, and the stored run.resumed event tells a later writer
+// the calls were already under way.
+func (s *Session) Resume(ctx context.Context, loop *toolloop.AgentLoop, decisions map[string]toolloop.Approval) (*toolloop.RunResult, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	paused := s.State().Paused
+	if paused == nil {
+		s.end()
+		return nil, fmt.Errorf("%w: %q", ErrNotPaused, s.ID())
+	}
+	if key := loop.Sealing.Key; len(key) > 0 {
+		if err := paused.Seal(key); err != nil {
+			s.end()
+			return nil, err
+		}
+	}
+	return s.run(ctx, loop, func(ctx context.Context, l *toolloop.AgentLoop) (*toolloop.RunResult, error) {
+		return l.Resume(ctx, paused, decisions)
+	})
+}
+
+// run runs do on a copy of loop that stores its events, and brings the
+// session's state up to date.
+func (s *Session) run(ctx context.Context, loop *toolloop.AgentLoop, do func(context.Context, *toolloop.AgentLoop) (*toolloop.RunResult, error)) (*toolloop.RunResult, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rec := newRecorder(s, cancel)
+	l := *loop
+	user := loop.OnEvent
+	l.OnEvent = func(e toolloop.Event) {
+		rec.record(ctx, &l, e)
+		if user != nil {
+			user(e)
+		}
+	}
+	l.Budget.Shared = &capCheck{rec: rec, user: loop.Budget.Shared}
+
+	stop := make(chan struct{})
+	var renewing sync.WaitGroup
+	renewing.Go(func() { rec.renew(ctx, stop) })
+
+	res, err := do(ctx, &l)
+	if res != nil && len(res.Undelivered) > 0 {
+		rec.pending(ctx, res.RunID, res.Undelivered)
+	}
+	rec.flush(ctx)
+	close(stop)
+	renewing.Wait()
+	rec.finish()
+	s.end()
+	if rerr := rec.failure(); rerr != nil {
+		err = errors.Join(rerr, err)
+	}
+	return res, err
+}
+
+// renew keeps the lease while the run goes on.
+func (r *recorder) renew(ctx context.Context, stop <-chan struct{}) {
+	ttl := r.s.ss.opts.LeaseTTL
+	t := time.NewTicker(ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.mu.Lock()
+			l, err := r.s.ss.store.Renew(ctx, r.lease(), ttl)
+			if err == nil {
+				r.s.mu.Lock()
+				r.s.lease = l
+				r.s.mu.Unlock()
+			}
+			r.mu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				r.fail(fmt.Errorf("session %q: renewing the lease: %w", r.s.ID(), err))
+				return
+			}
+		}
+	}
+}
+
+// rewind stores a checkpoint of the first at messages.
+func (s *Session) rewind(ctx context.Context, at int) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.end()
+	st := s.State()
+	if err := cut(s.ID(), st.Messages, at); err != nil {
+		return err
+	}
+	rec := newRecorder(s, func(error) {})
+	rec.record(ctx, nil, toolloop.Event{Type: EventCheckpoint, Time: time.Now(), Text: "rewind", Messages: st.Messages[:at]})
+	rec.flush(ctx)
+	rec.finish()
+	return rec.failure()
+}
