@@ -22,6 +22,8 @@ type agent struct {
 	usage toolloop.Usage
 	// turns counts the model's turns.
 	turns int
+	// onRun, if set, is told of each run of a tool.
+	onRun func(text string)
 }
 
 func newAgent() *agent {
@@ -43,6 +45,9 @@ type actArgs struct {
 func (a *agent) loop(pause bool) *toolloop.AgentLoop {
 	var reg toolloop.ToolRegistry
 	run := func(_ context.Context, in actArgs) (any, error) {
+		if a.onRun != nil {
+			a.onRun(in.Text)
+		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		a.runs[in.Text]++

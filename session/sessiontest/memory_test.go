@@ -20,3 +20,10 @@ func TestMemorySessions(t *testing.T) {
 		return func(*testing.T) session.Store { return m }
 	})
 }
+
+func BenchmarkMemory(b *testing.B) {
+	sessiontest.Benchmark(b, func(*testing.B) func() session.Store {
+		m := sessiontest.NewMemory()
+		return func() session.Store { return m }
+	})
+}
