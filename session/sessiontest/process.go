@@ -428,4 +428,3 @@ func testElsewhere(t *testing.T, dsn string, open OpenDSN) {
 		t.Fatalf("transcript after the crash: %v", err)
 	}
 }
-
