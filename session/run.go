@@ -146,22 +146,20 @@ func (s *Session) end() {
 // loop.Budget.Shared for the run to enforce Options.Caps (with loop's
 // own Shared, if any, asked too); loop itself is not changed. A run that
 // pauses for approvals (ErrPaused) leaves the session paused: call
-// Resume, here or in another process. If storing fails (the store is
-// down, the lease was lost), the run is canceled before its next call
-// starts and Run returns the store's error joined to the run's.
+// Resume, here or in another process; Run returns ErrPending until then.
+// If storing fails (the store is down, the lease was lost), the run is
+// canceled before its next call starts and Run returns the store's error
+// joined to the run's.
 func (s *Session) Run(ctx context.Context, loop *toolloop.AgentLoop, msgs ...toolloop.Message) (*toolloop.RunResult, error) {
-	if err := s.begin(ctx); err != nil {
+	r, err := s.Start(ctx, loop, msgs...)
+	if err != nil {
 		return nil, err
 	}
-	st := s.State()
-	if st.Paused != nil {
-		s.end()
-		return nil, fmt.Errorf("%w: session %q, %d calls", ErrPending, s.ID(), len(st.Paused.Pending))
+	if r.Paused != nil {
+		r.End(nil, nil)
+		return nil, fmt.Errorf("%w: session %q, %d calls", ErrPending, s.ID(), len(r.Paused.Pending))
 	}
-	input := slices.Concat(st.Messages, st.Pending, msgs)
-	return s.run(ctx, loop, func(ctx context.Context, l *toolloop.AgentLoop) (*toolloop.RunResult, error) {
-		return l.Run(ctx, input)
-	})
+	return r.End(r.Loop.Run(r.Context(), r.Messages))
 }
 
 // Resume resumes the session's paused run with the decisions on its
@@ -173,55 +171,108 @@ func (s *Session) Run(ctx context.Context, loop *toolloop.AgentLoop, msgs ...too
 // time take it, and the stored run.resumed event tells a later writer
 // the calls were already under way.
 func (s *Session) Resume(ctx context.Context, loop *toolloop.AgentLoop, decisions map[string]toolloop.Approval) (*toolloop.RunResult, error) {
+	r, err := s.Start(ctx, loop)
+	if err != nil {
+		return nil, err
+	}
+	if r.Paused == nil {
+		r.End(nil, nil)
+		return nil, fmt.Errorf("%w: %q", ErrNotPaused, s.ID())
+	}
+	return r.End(r.Loop.Resume(r.Context(), r.Paused, decisions))
+}
+
+// Recording is a run of a session that its caller drives, for what Run
+// and Resume do not cover: streaming (toolloop.AgentLoop.RunStream and
+// ResumeStream), a driver of its own. Get one with [Session.Start], run
+// Loop with Context (on Messages, or resume Paused), and hand the result
+// to End:
+//
+//	r, err := s.Start(ctx, loop, toolloop.UserMessage(prompt))
+//	if err != nil { ... }
+//	st := r.Loop.RunStream(r.Context(), r.Messages)
+//	for e := range st.Events() { ... }
+//	res, err := r.End(st.Result())
+type Recording struct {
+	// Loop is a copy of the loop given to Start that stores the run's
+	// events and enforces the session's caps: run it, once, with Context.
+	Loop *toolloop.AgentLoop
+	// Messages is what a new run starts from: the session's transcript,
+	// the messages its last run left undelivered, and those given to
+	// Start.
+	Messages []toolloop.Message
+	// Paused is the state of the session's paused run, or nil: a new run
+	// must not start before it is resumed (with Loop's Resume or
+	// ResumeStream, which take it as it is: it is sealed with Loop's key
+	// if Loop has one).
+	Paused *toolloop.PauseState
+
+	s        *Session
+	rec      *recorder
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	stop     chan struct{}
+	renewing sync.WaitGroup
+	ended    bool
+}
+
+// Start begins a run of the session that the caller drives (see
+// [Recording]). The session takes no other run until End.
+func (s *Session) Start(ctx context.Context, loop *toolloop.AgentLoop, msgs ...toolloop.Message) (*Recording, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
-	paused := s.State().Paused
-	if paused == nil {
-		s.end()
-		return nil, fmt.Errorf("%w: %q", ErrNotPaused, s.ID())
-	}
-	if key := loop.Sealing.Key; len(key) > 0 {
-		if err := paused.Seal(key); err != nil {
-			s.end()
-			return nil, err
+	st := s.State()
+	r := &Recording{s: s, Messages: slices.Concat(st.Messages, st.Pending, msgs), stop: make(chan struct{})}
+	if st.Paused != nil {
+		p := *st.Paused // sealing sets its MAC
+		r.Paused = &p
+		if key := loop.Sealing.Key; len(key) > 0 {
+			if err := r.Paused.Seal(key); err != nil {
+				s.end()
+				return nil, err
+			}
 		}
 	}
-	return s.run(ctx, loop, func(ctx context.Context, l *toolloop.AgentLoop) (*toolloop.RunResult, error) {
-		return l.Resume(ctx, paused, decisions)
-	})
-}
-
-// run runs do on a copy of loop that stores its events, and brings the
-// session's state up to date.
-func (s *Session) run(ctx context.Context, loop *toolloop.AgentLoop, do func(context.Context, *toolloop.AgentLoop) (*toolloop.RunResult, error)) (*toolloop.RunResult, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	rec := newRecorder(s, cancel)
+	r.ctx, r.cancel = context.WithCancelCause(ctx)
+	r.rec = newRecorder(s, r.cancel)
 	l := *loop
 	user := loop.OnEvent
 	l.OnEvent = func(e toolloop.Event) {
-		rec.record(ctx, &l, e)
+		r.rec.record(r.ctx, &l, e)
 		if user != nil {
 			user(e)
 		}
 	}
-	l.Budget.Shared = &capCheck{rec: rec, user: loop.Budget.Shared}
+	l.Budget.Shared = &capCheck{rec: r.rec, user: loop.Budget.Shared}
+	r.Loop = &l
+	r.renewing.Go(func() { r.rec.renew(r.ctx, r.stop) })
+	return r, nil
+}
 
-	stop := make(chan struct{})
-	var renewing sync.WaitGroup
-	renewing.Go(func() { rec.renew(ctx, stop) })
+// Context returns the context to run Loop with: Start's, canceled if
+// storing the run's events fails.
+func (r *Recording) Context() context.Context { return r.ctx }
 
-	res, err := do(ctx, &l)
-	if res != nil && len(res.Undelivered) > 0 {
-		rec.pending(ctx, res.RunID, res.Undelivered)
+// End ends the run with its result and error, stores what is left of its
+// events (the messages it left undelivered too), and lets the session
+// take another run. It returns res, and err joined to the error storing
+// failed with, if it did. Calling End again does nothing.
+func (r *Recording) End(res *toolloop.RunResult, err error) (*toolloop.RunResult, error) {
+	if r.ended {
+		return res, err
 	}
-	rec.flush(ctx)
-	close(stop)
-	renewing.Wait()
-	rec.finish()
-	s.end()
-	if rerr := rec.failure(); rerr != nil {
+	r.ended = true
+	if res != nil && len(res.Undelivered) > 0 {
+		r.rec.pending(r.ctx, res.RunID, res.Undelivered)
+	}
+	r.rec.flush(r.ctx)
+	close(r.stop)
+	r.renewing.Wait()
+	r.cancel(nil)
+	r.rec.finish()
+	r.s.end()
+	if rerr := r.rec.failure(); rerr != nil {
 		err = errors.Join(rerr, err)
 	}
 	return res, err

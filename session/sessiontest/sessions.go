@@ -27,6 +27,7 @@ func TestSessions(t *testing.T, newBacking NewBacking) {
 	}{
 		{"RunsAcrossHandles", testRunsAcrossHandles},
 		{"Busy", testBusy},
+		{"Stream", testStream},
 		{"PauseResumeElsewhere", testPauseResumeElsewhere},
 		{"CrashRecovery", testCrashRecovery},
 		{"Fork", testFork},
@@ -124,6 +125,54 @@ func testRunsAcrossHandles(t *testing.T, open Opener) {
 	wantErr(t, err, session.ErrNotFound, "Open of a missing session")
 	_, err = two.Create(ctx, session.Info{ID: "chat"})
 	wantErr(t, err, session.ErrExists, "Create of a taken ID")
+}
+
+func testStream(t *testing.T, open Opener) {
+	ctx, a := ctxOf(t), newAgent()
+	ss := session.New(open(t), session.Options{})
+	s, err := ss.Create(ctx, session.Info{ID: "st"})
+	must(t, err, "Create")
+	defer s.Close()
+	r, err := s.Start(ctx, a.loop(false), user("streamed"))
+	must(t, err, "Start")
+	if _, err := s.Start(ctx, a.loop(false)); err == nil {
+		t.Fatalf("a second Start while a run is under way succeeded")
+	}
+	stream := r.Loop.RunStream(r.Context(), r.Messages)
+	types := 0
+	for range stream.Events() {
+		types++
+	}
+	res, err := r.End(stream.Result())
+	must(t, err, "a streamed run")
+	_, _ = r.End(res, err) // a second End does nothing
+	if res.FinalText != "done: streamed" || types == 0 {
+		t.Fatalf("streamed run: %q, %d events", res.FinalText, types)
+	}
+	st, err := ss.Load(ctx, "st")
+	must(t, err, "Load")
+	if texts(st.Messages) != texts(res.Messages) || st.Info.Status != session.StatusEnded {
+		t.Fatalf("stored after a streamed run: %s, %q", texts(st.Messages), st.Info.Status)
+	}
+	// The paused state a Start hands over resumes with the stream too.
+	r, err = s.Start(ctx, a.loop(true), user("ask it"))
+	must(t, err, "Start")
+	_, err = r.End(r.Loop.Run(r.Context(), r.Messages))
+	wantErr(t, err, toolloop.ErrPaused, "a run that asks")
+	r, err = s.Start(ctx, a.loop(true))
+	must(t, err, "Start")
+	if r.Paused == nil {
+		t.Fatalf("Start of a paused session has no Paused")
+	}
+	decisions := map[string]toolloop.Approval{r.Paused.Pending[0].CallID: {Approved: true}}
+	rs := r.Loop.ResumeStream(r.Context(), r.Paused, decisions)
+	for range rs.Events() {
+	}
+	res, err = r.End(rs.Result())
+	must(t, err, "a streamed resume")
+	if a.ran("ask it") != 1 || res.FinalText != "done: ask it" {
+		t.Fatalf("streamed resume: %q, ran %d", res.FinalText, a.ran("ask it"))
+	}
 }
 
 func testBusy(t *testing.T, open Opener) {
