@@ -20,7 +20,7 @@ import (
 // $1 id, $2 lease token, $3 the head the batch follows (-1: any, for a
 // batch of no records), $4 $5 $6 the records' seqs, bases and data, $7
 // the new head (0: unchanged), $8 the new base (0: unchanged), $9 the
-// new status ('': unchanged), $10 $11 $12 the spend, $13 whether there is
+// new status (empty: unchanged), $10 $11 $12 the spend, $13 whether there is
 // spend to add to the tenant's.
 const appendSQL = `WITH s AS (
 	SELECT sid, tenant, head, coalesce(lease_token = $2 AND lease_expires > clock_timestamp(), false) AS leased

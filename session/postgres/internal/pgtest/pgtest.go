@@ -272,4 +272,3 @@ func ExecAdmin(ctx context.Context, dsn, sql string, args ...any) error {
 	_, err = conn.Exec(ctx, sql, args...)
 	return err
 }
-
