@@ -55,9 +55,7 @@ func Child(open OpenDSN) {
 		os.Exit(2)
 	}
 	code := runChild(role, st)
-	if c, ok := st.(io.Closer); ok {
-		_ = c.Close()
-	}
+	closeStore(st)
 	os.Exit(code)
 }
 
@@ -138,6 +136,17 @@ func runChild(role string, st session.Store) int {
 	}
 	say("error unknown role %q", role)
 	return 2
+}
+
+// closeStore closes st if it has a Close method, with or without an
+// error.
+func closeStore(st session.Store) {
+	switch c := st.(type) {
+	case io.Closer:
+		_ = c.Close()
+	case interface{ Close() }:
+		c.Close()
+	}
 }
 
 // mark records a run of the tool in the marker file, and with die, kills
@@ -241,9 +250,7 @@ func openT(t *testing.T, open OpenDSN, dsn string) session.Store {
 	t.Helper()
 	st, err := open(dsn)
 	must(t, err, "open")
-	if c, ok := st.(io.Closer); ok {
-		t.Cleanup(func() { c.Close() })
-	}
+	t.Cleanup(func() { closeStore(st) })
 	return st
 }
 
