@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/toolloop/toolloop"
@@ -160,6 +162,10 @@ type State struct {
 	// Pending holds the messages sent into the last run that it did not
 	// deliver; the next run starts with them.
 	Pending []toolloop.Message
+	// LoadedTools names the deferred tools the transcript's tool
+	// searches loaded (see toolloop.AgentLoop.Deferred), sorted: the
+	// loop reads them from Messages, so a next run offers them too.
+	LoadedTools []string
 	// RunID is the last run's, and StopReason and Error its end, if it
 	// ended.
 	RunID      string
@@ -195,6 +201,15 @@ func (ld *loader) state(info Info) *State {
 	if ld.rp.Ended {
 		st.StopReason, st.Error = ld.rp.StopReason, ld.rp.Error
 	}
+	loaded := map[string]bool{}
+	for _, m := range st.Messages {
+		if r := m.Result; r != nil && r.Name == toolloop.ToolSearchName && r.Status == toolloop.StatusOK {
+			for _, n := range r.Meta.LoadedTools {
+				loaded[n] = true
+			}
+		}
+	}
+	st.LoadedTools = slices.Sorted(maps.Keys(loaded))
 	return st
 }
 

@@ -38,6 +38,7 @@ func TestSessions(t *testing.T, newBacking NewBacking) {
 		{"StoreFailure", testStoreFailure},
 		{"Corrupt", testCorrupt},
 		{"Redact", testRedact},
+		{"LoadedTools", testLoadedTools},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -683,5 +684,29 @@ func testRedact(t *testing.T, open Opener) {
 	}
 	if n == 0 {
 		t.Fatalf("no records")
+	}
+}
+
+func testLoadedTools(t *testing.T, open Opener) {
+	ctx, a := ctxOf(t), newAgent()
+	ss := session.New(open(t), session.Options{})
+	s, err := ss.Create(ctx, session.Info{ID: "lt"})
+	must(t, err, "Create")
+	l := a.loop(false)
+	l.Deferred = toolloop.SelectNames("ask")
+	l.Model = toolloop.ModelFunc(func(ctx context.Context, req *toolloop.Request) (*toolloop.Response, error) {
+		if len(req.Messages) == 1 {
+			return &toolloop.Response{Message: toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{
+				{ID: "s1", Name: toolloop.ToolSearchName, Arguments: []byte(`{"query":"ask"}`)}}}}, nil
+		}
+		return &toolloop.Response{Message: assistant("found")}, nil
+	})
+	_, err = s.Run(ctx, l, user("find a tool"))
+	must(t, err, "Run")
+	must(t, s.Close(), "Close")
+	st, err := ss.Load(ctx, "lt")
+	must(t, err, "Load")
+	if fmt.Sprint(st.LoadedTools) != "[ask]" {
+		t.Fatalf("LoadedTools = %v, want [ask]", st.LoadedTools)
 	}
 }
