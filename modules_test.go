@@ -50,6 +50,7 @@ var heavy = []string{
 	"github.com/dop251/goja",
 	"github.com/dlclark/regexp2",
 	"golang.org/x/net",
+	"modernc.org/",
 }
 
 // TestCoreModuleGraph is the promise that importing the loop pulls in only
