@@ -372,3 +372,28 @@ func TestInvalid(t *testing.T) {
 	}
 	assert.Equal(t, [][]byte{{}, {0, 0xff, '\n'}}, got)
 }
+
+// TestOpenTogether: stores opened at once on a new file (as processes
+// starting together do) create the schema once, and all work.
+func TestOpenTogether(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	const n = 6
+	stores := make([]*sqlite.Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { stores[i], errs[i] = sqlite.Open(path) })
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+		t.Cleanup(func() { stores[i].Close() })
+	}
+	ctx := t.Context()
+	for i, st := range stores {
+		require.NoError(t, st.Create(ctx, session.Info{ID: fmt.Sprint("s", i)}))
+	}
+	list, err := stores[0].List(ctx, session.Filter{})
+	require.NoError(t, err)
+	assert.Len(t, list, n)
+}
