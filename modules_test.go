@@ -51,6 +51,7 @@ var heavy = []string{
 	"github.com/dlclark/regexp2",
 	"golang.org/x/net",
 	"github.com/jackc/",
+	"modernc.org/",
 }
 
 // TestCoreModuleGraph is the promise that importing the loop pulls in only
