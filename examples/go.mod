@@ -12,6 +12,7 @@ require (
 	github.com/toolloop/toolloop/providers/anthropic v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/gemini v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/openai v0.0.0-00010101000000-000000000000
+	github.com/toolloop/toolloop/session/sqlite v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/temporal v0.0.0-00010101000000-000000000000
 	go.temporal.io/sdk v1.50.0
 	go.uber.org/goleak v1.3.0
@@ -24,16 +25,23 @@ require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
-	github.com/google/pprof v0.0.0-20230207041349-798e818bf904 // indirect
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50 // indirect
 	github.com/google/s2a-go v0.1.9 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.11 // indirect
 	github.com/googleapis/gax-go/v2 v2.17.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.61.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	google.golang.org/genai v1.77.0 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
 )
 
 require (
@@ -70,7 +78,7 @@ require (
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
-	github.com/mattn/go-isatty v0.0.17 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/nexus-rpc/nexus-proto-annotations v0.1.0 // indirect
 	github.com/nexus-rpc/sdk-go v0.7.0 // indirect
 	github.com/oklog/run v1.1.0 // indirect
@@ -120,6 +128,7 @@ replace (
 	github.com/toolloop/toolloop/providers/anthropic => ../providers/anthropic
 	github.com/toolloop/toolloop/providers/gemini => ../providers/gemini
 	github.com/toolloop/toolloop/providers/openai => ../providers/openai
+	github.com/toolloop/toolloop/session/sqlite => ../session/sqlite
 	github.com/toolloop/toolloop/temporal => ../temporal
 )
 
