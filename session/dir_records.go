@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"iter"
@@ -38,6 +39,7 @@ type dirHeader struct {
 type dirBatchHead struct {
 	Seq    int64     `json:"seq"`
 	N      int64     `json:"n"`
+	CRC    uint32    `json:"crc"`
 	Base   int64     `json:"base"`
 	Time   time.Time `json:"time"`
 	Spend  Spend     `json:"spend"`
@@ -150,6 +152,9 @@ func scanTail(f *os.File, m *dirMeta) (int64, error) {
 		err = json.Unmarshal(line, &b)
 		if err == nil && b.Seq != m.Info.Head+1 {
 			err = fmt.Errorf("batch at seq %d after seq %d", b.Seq, m.Info.Head)
+		}
+		if err == nil {
+			_, err = lineRecords(line, b.N)
 		}
 		if err != nil {
 			if lr.atEnd() {
@@ -287,7 +292,7 @@ func encodeRecords(recs []Record) ([]byte, error) {
 // rawSafe reports whether valid JSON data, written raw in a line, reads
 // back byte for byte: no line breaks, no white space around it.
 func rawSafe(data []byte) bool {
-	return bytes.IndexAny(data, "\r\n") < 0 && !isSpace(data[0]) && !isSpace(data[len(data)-1])
+	return !bytes.ContainsAny(data, "\r\n") && !isSpace(data[0]) && !isSpace(data[len(data)-1])
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -300,6 +305,10 @@ func encodeBatch(h dirBatchHead, records []byte) ([]byte, error) {
 	buf = strconv.AppendInt(buf, h.Seq, 10)
 	buf = append(buf, `,"n":`...)
 	buf = strconv.AppendInt(buf, h.N, 10)
+	if h.N > 0 {
+		buf = append(buf, `,"crc":`...)
+		buf = strconv.AppendUint(buf, uint64(crc32.Checksum(records, castagnoli)), 10)
+	}
 	if h.Base > 0 {
 		buf = append(buf, `,"base":`...)
 		buf = strconv.AppendInt(buf, h.Base, 10)
@@ -407,7 +416,7 @@ func (d *Dir) Records(ctx context.Context, id string, from int64) iter.Seq2[Reco
 			seq, n, ok := batchRange(start)
 			return ok && seq+n <= from
 		}
-		var b dirBatch
+		var batch []Record
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(Record{}, err)
@@ -424,11 +433,7 @@ func (d *Dir) Records(ctx context.Context, id string, from int64) iter.Seq2[Reco
 			if line == nil {
 				continue
 			}
-			b = dirBatch{}
-			err = json.Unmarshal(line, &b)
-			if err == nil && b.N != int64(len(b.Records)) {
-				err = fmt.Errorf("the batch says %d records and holds %d", b.N, len(b.Records))
-			}
+			batch, err = decodeBatch(line, from, batch[:0])
 			if err != nil {
 				if lr.atEnd() {
 					return // a torn last line: it never counted
@@ -436,19 +441,8 @@ func (d *Dir) Records(ctx context.Context, id string, from int64) iter.Seq2[Reco
 				yield(Record{}, fmt.Errorf("%w: session %q, line %d: %v", ErrCorrupt, id, lr.line, err))
 				return
 			}
-			for i, r := range b.Records {
-				if r.Seq != b.Seq+int64(i) || r.Data == nil && r.B64 == nil {
-					yield(Record{}, fmt.Errorf("%w: session %q, line %d: record %d", ErrCorrupt, id, lr.line, i))
-					return
-				}
-				if r.Seq < from {
-					continue
-				}
-				data := []byte(r.Data)
-				if r.B64 != nil {
-					data = r.B64
-				}
-				if !yield(Record{Seq: r.Seq, Base: r.Base, Data: data}, nil) {
+			for _, r := range batch {
+				if !yield(r, nil) {
 					return
 				}
 			}

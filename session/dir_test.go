@@ -403,7 +403,8 @@ func TestDirData(t *testing.T) {
 	l, err := d.Acquire(ctx, "s", "w", ttl)
 	require.NoError(t, err)
 	// Data comes back byte for byte, line breaks and odd spacing too.
-	data := []string{`{"a":1}`, "{\n  \"a\": 1\n}", ` [1, 2] `, `"x<&>\u00e9"`, `null`, "\"\xff\""}
+	data := []string{`{"a":1}`, "{\n  \"a\": 1\n}", ` [1, 2] `, `"x<&>\u00e9"`, `null`, "\"\xff\"",
+		`"a\\"`, `{"a":"\\\"}"}`, `[{"x":[1,2,{}]},"]",[]]`, `123`, `true`, `-1.5e3`, `{"k":"}","l":"\"{["}`, `{}`, `""`}
 	var batch []session.Record
 	for i, s := range data {
 		batch = append(batch, session.Record{Seq: int64(i + 1), Data: []byte(s)})
