@@ -30,6 +30,10 @@ import (
 // as much as the sessions are many; for more sessions, or sessions shared
 // by processes on several machines, use the sqlite or postgres modules.
 //
+// Records hold [Record.Data] as raw JSON where that gives it back byte
+// for byte, so that the files read as JSON Lines; Append refuses Data
+// that is not JSON, with an error wrapping [ErrInvalid].
+//
 // Durability: Append writes its batch as one line with one write and
 // syncs the records file (fsync) before it returns, so an append that
 // returned survives the process being killed and the machine losing
@@ -55,7 +59,9 @@ import (
 // file, so that several processes on one machine, and several Dirs in
 // one process, can share a folder; Stat, List and Records read without
 // it, seeing whole files (metadata is replaced by rename) and whole lines
-// only. On platforms without flock (Windows, Plan 9, js, wasip1) the lock
+// only. The lock is the folder's, not a session's: appends to different
+// sessions wait for each other, an fsync each, which is one more reason
+// to keep to a few writers at once. On platforms without flock (Windows, Plan 9, js, wasip1) the lock
 // is a mutex shared by the Dirs of one process, and two processes must
 // not open one folder at once. A network file system's flock may not be
 // reliable: keep the folder on a local disk.
@@ -584,6 +590,10 @@ func (d *Dir) all(ctx context.Context) ([]*dirMeta, error) {
 			return nil, err
 		}
 		m, err := d.loadInfo(stem, "")
+		if errors.Is(err, ErrCorrupt) {
+			// The records do not read: the metadata says what it can.
+			m, err = d.readMeta(stem, "")
+		}
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted since ReadDir
 		}
@@ -615,10 +625,18 @@ func (d *Dir) Delete(ctx context.Context, id string) error {
 		}
 		stem := fileStem(id)
 		m, f, err := d.loadForWrite(stem, id)
+		if errors.Is(err, ErrCorrupt) {
+			// A session whose records do not read can still be deleted,
+			// with the spend its metadata says, or none.
+			if m, err = d.readMeta(stem, id); errors.Is(err, ErrCorrupt) {
+				m, err = &dirMeta{Info: Info{ID: id}}, nil
+			}
+		} else if err == nil {
+			f.Close()
+		}
 		if err != nil {
 			return err
 		}
-		f.Close()
 		if m.Lease.held(time.Now()) {
 			return fmt.Errorf("%w: %q is held by %q", ErrSessionBusy, id, m.Lease.Holder)
 		}

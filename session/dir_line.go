@@ -208,3 +208,18 @@ func decodeBatchJSON(line []byte, from int64, out []Record) ([]Record, error) {
 	}
 	return out, nil
 }
+
+// decodeHead decodes what a batch line changes in its session's Info,
+// and checks its records against its CRC without decoding them.
+func decodeHead(line []byte) (dirBatchHead, error) {
+	var h dirBatchHead
+	head := line
+	if i := bytes.Index(line, recordsKey); i >= 0 {
+		head = append(line[:i:i], '}')
+	}
+	if err := json.Unmarshal(head, &h); err != nil {
+		return h, err
+	}
+	_, err := lineRecords(line, h.N)
+	return h, err
+}

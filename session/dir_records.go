@@ -148,13 +148,9 @@ func scanTail(f *os.File, m *dirMeta) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		var b dirBatchHead
-		err = json.Unmarshal(line, &b)
+		b, err := decodeHead(line)
 		if err == nil && b.Seq != m.Info.Head+1 {
 			err = fmt.Errorf("batch at seq %d after seq %d", b.Seq, m.Info.Head)
-		}
-		if err == nil {
-			_, err = lineRecords(line, b.N)
 		}
 		if err != nil {
 			if lr.atEnd() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -246,11 +247,26 @@ func TestDirCorruptLine(t *testing.T) {
 	// A writer does not append after a corrupt line when the metadata
 	// has not seen it.
 	meta := filepath.Join(path, "s.json")
+	saved, err := os.ReadFile(meta)
+	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(meta, nil, 0o600))
 	_, err = d.Acquire(ctx, "s", "w", ttl)
 	require.ErrorIs(t, err, session.ErrCorrupt)
 	_, err = d.Stat(ctx, "s")
 	require.ErrorIs(t, err, session.ErrCorrupt)
+	// With its metadata back, the session is listed as the metadata
+	// says, along with the others, and can be deleted.
+	require.NoError(t, os.WriteFile(meta, saved, 0o600))
+	appendN(t, d, "ok", 1)
+	list, err := d.List(ctx, session.Filter{})
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	spent, err := d.TenantSpend(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), spent.InputTokens)
+	require.NoError(t, d.Delete(ctx, "s"))
+	_, err = d.Stat(ctx, "s")
+	require.ErrorIs(t, err, session.ErrNotFound)
 }
 
 func TestDirManyHandles(t *testing.T) {
@@ -469,4 +485,42 @@ func TestDirClosed(t *testing.T) {
 	for _, err := range d.Records(ctx, "s", 1) {
 		assert.Error(t, err)
 	}
+}
+
+func TestDirLineOfAnotherLayout(t *testing.T) {
+	d, path := newDir(t)
+	ctx := context.Background()
+	appendN(t, d, "s", 1)
+	// A line with its fields in another order, as a tool might write it:
+	// read through encoding/json, its records still checked by the CRC.
+	recs := `[{"data":{"n":2},"seq":2},{"seq":3,"b64":"eyJuIjozfQ=="}]`
+	line := fmt.Sprintf(`{"n":2,"seq":2,"time":"2030-01-01T00:00:00Z","crc":%d,"status":"ended","records":%s}`+"\n",
+		crc32.Checksum([]byte(recs), crc32.MakeTable(crc32.Castagnoli)), recs)
+	f, err := os.OpenFile(filepath.Join(path, "s.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(line)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err := seqs(t, d, "s", 2)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{2, 3}, got)
+	info, err := d.Stat(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), info.Head)
+	assert.Equal(t, session.StatusEnded, info.Status)
+	assert.Equal(t, 2030, info.Updated.Year())
+
+	// The same line with a record changed fails its CRC.
+	bad := strings.Replace(line, `{"n":2}`, `{"n":9}`, 1)
+	bad = strings.Replace(bad, `"seq":2,`, `"seq":4,`, 1)
+	bad = strings.Replace(bad, `"seq":2}`, `"seq":4}`, 1)
+	bad = strings.Replace(bad, `"seq":3,`, `"seq":5,`, 1)
+	f, err = os.OpenFile(filepath.Join(path, "s.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(bad + line)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = seqs(t, d, "s", 1)
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	assert.Contains(t, err.Error(), "line 4")
 }
