@@ -62,11 +62,13 @@ func BenchmarkDirAppendTurn(b *testing.B) {
 	l, err := d.Acquire(ctx, "s", "bench", ttl)
 	require.NoError(b, err)
 	seq := int64(1)
-	_, size := turn(1)
+	recs, size := turn(1)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		recs, _ := turn(seq)
+		for i := range recs {
+			recs[i].Seq = seq + int64(i)
+		}
 		if err := d.Append(ctx, l, session.Batch{Records: recs, Spend: session.Spend{InputTokens: 1200, OutputTokens: 80}}); err != nil {
 			b.Fatal(err)
 		}

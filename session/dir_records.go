@@ -67,8 +67,10 @@ type lineReader struct {
 	line int64 // the number of the last line read
 }
 
-func newLineReader(f *os.File, off, line int64) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(io.NewSectionReader(f, off, 1<<62), 64<<10), off: off, line: line}
+// newLineReader reads f from off, the start of line line+1, with a
+// buffer of size bytes (lines may be longer).
+func newLineReader(f *os.File, off, line int64, size int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(io.NewSectionReader(f, off, 1<<62), size), off: off, line: line}
 }
 
 // next returns the next whole line, without its newline, or io.EOF at
@@ -112,7 +114,7 @@ func (lr *lineReader) atEnd() bool {
 // rebuildMeta makes a session's metadata from its records file's header,
 // when the metadata file does not decode. scanTail then adds the batches.
 func rebuildMeta(f *os.File, id string) (*dirMeta, error) {
-	lr := newLineReader(f, 0, 0)
+	lr := newLineReader(f, 0, 0, 4<<10)
 	line, err := lr.next(nil)
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: session %q: its records file has no header", ErrCorrupt, id)
@@ -138,7 +140,7 @@ func rebuildMeta(f *os.File, id string) (*dirMeta, error) {
 // does not decode counts as torn (a crash wrote its end and not all of
 // its middle); one that other lines follow is corrupt.
 func scanTail(f *os.File, m *dirMeta) (int64, error) {
-	lr := newLineReader(f, m.Size, m.Lines)
+	lr := newLineReader(f, m.Size, m.Lines, 4<<10) // usually nothing to read
 	for {
 		start := lr.off
 		line, err := lr.next(nil)
@@ -256,7 +258,7 @@ func (d *Dir) Append(ctx context.Context, l Lease, b Batch) error {
 func encodeRecords(recs []Record) ([]byte, error) {
 	size := 2
 	for _, r := range recs {
-		size += len(r.Data)*4/3 + 48
+		size += len(r.Data) + 48
 	}
 	buf := make([]byte, 0, size)
 	buf = append(buf, '[')
@@ -398,9 +400,9 @@ func (d *Dir) Records(ctx context.Context, id string, from int64) iter.Seq2[Reco
 		defer f.Close()
 		var lr *lineReader
 		if m != nil && m.Info.Base > 0 && from >= m.Info.Base && m.BaseOffset > 0 {
-			lr = newLineReader(f, m.BaseOffset, m.BaseLine-1)
+			lr = newLineReader(f, m.BaseOffset, m.BaseLine-1, 64<<10)
 		} else {
-			lr = newLineReader(f, 0, 0)
+			lr = newLineReader(f, 0, 0, 64<<10)
 			if _, err := lr.next(nil); err != nil { // the header
 				if !errors.Is(err, io.EOF) {
 					yield(Record{}, err)
