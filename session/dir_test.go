@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -523,4 +524,69 @@ func TestDirLineOfAnotherLayout(t *testing.T) {
 	_, err = seqs(t, d, "s", 1)
 	require.ErrorIs(t, err, session.ErrCorrupt)
 	assert.Contains(t, err.Error(), "line 4")
+}
+
+// dirChildEnv names the folder a child process of TestDirAcrossProcesses
+// works on.
+const dirChildEnv = "TOOLLOOP_SESSION_DIR_CHILD"
+
+// TestDirChild is the work of a child process of TestDirAcrossProcesses:
+// it appends 20 records to session s, one lease at a time, as the leases
+// come.
+func TestDirChild(t *testing.T) {
+	path := os.Getenv(dirChildEnv)
+	if path == "" {
+		t.Skip("the child process of TestDirAcrossProcesses")
+	}
+	d, err := session.OpenDir(path)
+	require.NoError(t, err)
+	defer d.Close()
+	ctx := context.Background()
+	for n := 0; n < 20; {
+		l, err := d.Acquire(ctx, "s", fmt.Sprint("pid-", os.Getpid()), ttl)
+		if errors.Is(err, session.ErrSessionBusy) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		require.NoError(t, err)
+		info, err := d.Stat(ctx, "s")
+		require.NoError(t, err)
+		require.NoError(t, d.Append(ctx, l, session.Batch{Records: []session.Record{rec(info.Head+1, false)}, Spend: session.Spend{InputTokens: 1}}))
+		require.NoError(t, d.Release(ctx, l))
+		n++
+	}
+}
+
+func TestDirAcrossProcesses(t *testing.T) {
+	switch runtime.GOOS {
+	case "linux", "darwin", "freebsd", "netbsd", "openbsd", "dragonfly":
+	default:
+		t.Skip("no flock: one process per folder")
+	}
+	d, path := newDir(t)
+	ctx := context.Background()
+	require.NoError(t, d.Create(ctx, session.Info{ID: "s", Tenant: "t"}))
+	const children = 4
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for range children {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDirChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), dirChildEnv+"="+path)
+		out := new(strings.Builder)
+		cmd.Stdout, cmd.Stderr = out, out
+		require.NoError(t, cmd.Start())
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	for i, cmd := range cmds {
+		require.NoError(t, cmd.Wait(), "child %d:\n%s", i, outs[i])
+	}
+	got, err := seqs(t, d, "s", 1)
+	require.NoError(t, err)
+	require.Len(t, got, children*20)
+	for i, s := range got {
+		require.Equal(t, int64(i+1), s)
+	}
+	spent, err := d.TenantSpend(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, int64(children*20), spent.InputTokens)
 }
