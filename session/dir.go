@@ -74,8 +74,9 @@ import (
 // File names: an ID that holds upper-case letters or ':' has them
 // escaped in its files' names ('%' and the lower-case letter, "%-" for
 // ':'), so that IDs differing in case stay apart on case-insensitive
-// file systems; an ID whose name would be longer than 180 bytes is cut
-// and given a hash. The files are readable by their owner only (0o600)
+// file systems and names are valid on Windows, where the names of
+// devices (nul, com1, ...) get a "%_" in front; an ID whose name would
+// be longer than 180 bytes is cut and given a hash. The files are readable by their owner only (0o600)
 // and a folder OpenDir creates is 0o700: records hold tool arguments and
 // outputs.
 type Dir struct {
@@ -231,11 +232,22 @@ func fileStem(id string) string {
 		}
 	}
 	s := b.String()
+	if name, _, _ := strings.Cut(s, "."); windowsDevices[name] {
+		s = "%_" + s // NUL.json is no file on Windows
+	}
 	if len(s) > 180 {
 		sum := sha256.Sum256([]byte(id))
 		s = s[:100] + "~" + hex.EncodeToString(sum[:16])
 	}
 	return s
+}
+
+// windowsDevices are the names Windows keeps for devices, with any
+// extension.
+var windowsDevices = map[string]bool{
+	"con": true, "prn": true, "aux": true, "nul": true,
+	"com1": true, "com2": true, "com3": true, "com4": true, "com5": true, "com6": true, "com7": true, "com8": true, "com9": true,
+	"lpt1": true, "lpt2": true, "lpt3": true, "lpt4": true, "lpt5": true, "lpt6": true, "lpt7": true, "lpt8": true, "lpt9": true,
 }
 
 func (d *Dir) metaPath(stem string) string    { return filepath.Join(d.path, stem+".json") }

@@ -450,10 +450,10 @@ func TestDirData(t *testing.T) {
 }
 
 func TestDirIDsAsFileNames(t *testing.T) {
-	d, _ := newDir(t)
+	d, path := newDir(t)
 	ctx := context.Background()
 	// IDs that differ in case only, or that a file system would trip on.
-	ids := []string{"abc", "ABC", "aBc", "a:b", "a%-b", strings.Repeat("X", session.MaxIDLength), strings.Repeat("X", session.MaxIDLength-1) + "y", "x.json", "x.jsonl"}
+	ids := []string{"abc", "ABC", "aBc", "a:b", "a%-b", strings.Repeat("X", session.MaxIDLength), strings.Repeat("X", session.MaxIDLength-1) + "y", "x.json", "x.jsonl", "nul", "NUL", "com1.x", "console"}
 	for i, id := range ids {
 		if strings.Contains(id, "%") {
 			require.ErrorIs(t, d.Create(ctx, session.Info{ID: id}), session.ErrInvalid)
@@ -472,6 +472,12 @@ func TestDirIDsAsFileNames(t *testing.T) {
 	list, err := d.List(ctx, session.Filter{})
 	require.NoError(t, err)
 	assert.Len(t, list, len(ids)-1)
+	for _, name := range []string{"abc", "%a%b%c", "a%bc", "a%-b", "%_nul", "%n%u%l", "%_com1.x", "console", "x.json", "x.jsonl"} {
+		for _, ext := range []string{".json", ".jsonl"} {
+			_, err := os.Stat(filepath.Join(path, name+ext))
+			assert.NoError(t, err, "%s%s", name, ext)
+		}
+	}
 }
 
 func TestDirClosed(t *testing.T) {
