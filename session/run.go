@@ -313,7 +313,7 @@ func (s *Session) rewind(ctx context.Context, at int) error {
 	}
 	defer s.end()
 	st := s.State()
-	if err := cut(s.ID(), st.Messages, at); err != nil {
+	if err := checkCut(s.ID(), st.Messages, at); err != nil {
 		return err
 	}
 	rec := newRecorder(s, func(error) {})

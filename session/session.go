@@ -290,9 +290,9 @@ func (ss *Sessions) History(ctx context.Context, id string) iter.Seq2[toolloop.E
 	}
 }
 
-// cut checks that msgs[:at] is a whole conversation: in range, and no
+// checkCut checks that msgs[:at] is a whole conversation: in range, and no
 // call in it without its result.
-func cut(id string, msgs []toolloop.Message, at int) error {
+func checkCut(id string, msgs []toolloop.Message, at int) error {
 	if at < 0 || at > len(msgs) {
 		return fmt.Errorf("%w: session %q has %d messages; %d is out of range", ErrInvalid, id, len(msgs), at)
 	}
@@ -333,7 +333,7 @@ func (ss *Sessions) Fork(ctx context.Context, id string, at int, into Info) (Inf
 	if err != nil {
 		return Info{}, err
 	}
-	if err := cut(id, st.Messages, at); err != nil {
+	if err := checkCut(id, st.Messages, at); err != nil {
 		return Info{}, err
 	}
 	data, err := ss.checkpoint("", 0, "fork", st.Messages[:at])
