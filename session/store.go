@@ -39,9 +39,12 @@ var (
 const MaxIDLength = 200
 
 // CheckID returns an error wrapping [ErrInvalid] if id cannot name a
-// session: it must be 1 to [MaxIDLength] bytes of letters, digits and
-// the characters "-_.:@", and not start with a dot. Stores call it in
-// Create; the rule keeps IDs safe as file names and in logs.
+// session: it must be 1 to [MaxIDLength] bytes of ASCII letters, digits
+// and the characters "-_.:@", and not start with a dot. Stores call it in
+// Create. The rule keeps IDs printable, safe in logs and free of path
+// separators; a store that names files after them still has to escape
+// what a file system refuses or folds (Dir escapes ":", upper case and
+// device names such as "nul").
 func CheckID(id string) error {
 	if id == "" || len(id) > MaxIDLength {
 		return fmt.Errorf("%w: a session ID must be 1 to %d bytes long, not %d", ErrInvalid, MaxIDLength, len(id))
@@ -151,7 +154,8 @@ type Record struct {
 	// Base marks a record that loading may start from: it holds the
 	// whole transcript so far (a run's start, a checkpoint).
 	Base bool
-	// Data is the record, JSON.
+	// Data is the record: JSON, which a store may check (refusing other
+	// data with an error wrapping ErrInvalid).
 	Data []byte
 }
 
