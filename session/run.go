@@ -281,7 +281,7 @@ func (r *Recording) End(res *toolloop.RunResult, err error) (*toolloop.RunResult
 // renew keeps the lease while the run goes on.
 func (r *recorder) renew(ctx context.Context, stop <-chan struct{}) {
 	ttl := r.s.ss.opts.LeaseTTL
-	t := time.NewTicker(ttl / 3)
+	t := time.NewTicker(max(ttl/3, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
