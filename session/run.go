@@ -18,6 +18,7 @@ import (
 // safe for concurrent use.
 type Session struct {
 	ss *Sessions
+	id string
 
 	mu      sync.Mutex
 	lease   Lease
@@ -55,11 +56,11 @@ func (ss *Sessions) Open(ctx context.Context, id string) (*Session, error) {
 		_ = ss.store.Release(context.WithoutCancel(ctx), l)
 		return nil, err
 	}
-	return &Session{ss: ss, lease: l, ld: ld, info: info}, nil
+	return &Session{ss: ss, id: id, lease: l, ld: ld, info: info}, nil
 }
 
 // ID returns the session's ID.
-func (s *Session) ID() string { return s.lease.Session }
+func (s *Session) ID() string { return s.id }
 
 // State returns the session's state: as its records say, the ones a run
 // under way has yet to store included.
