@@ -145,9 +145,10 @@ Run "toolloop COMMAND -h" for a command's flags.
 Exit codes:
 
   0    success
-  1    the run, call or command failed
+  1    the run, call or command failed, or the session is in use
   2    bad usage or bad input: flags, a missing or corrupt log, an unknown
-       provider or tool, malformed MCP config or JSON arguments
+       provider or tool, malformed MCP config or JSON arguments, a missing
+       session, a paused session given to run
   3    the run is paused for approval: continue it with toolloop resume LOG
        (or toolloop resume -session NAME)
   130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc or
