@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -380,4 +382,90 @@ func TestSessionsPath(t *testing.T) {
 	te, code = c.run("resume", "-session", "nope")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, te.errOut.String(), "no session nope")
+}
+
+// TestSessionCrashed: a session whose process died mid-run, once its
+// lease lapsed, is carried on by resume -session without a prompt: the
+// call left without a result gets one, and the model is asked again.
+func TestSessionCrashed(t *testing.T) {
+	c := newChat(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(c.db()), 0o700))
+	st, err := sqlite.Open(c.db())
+	require.NoError(t, err)
+	const lease = 300 * time.Millisecond
+	s, err := sess.New(st, sess.Options{LeaseTTL: lease}).Create(t.Context(), sess.Info{ID: "c"})
+	require.NoError(t, err)
+	reg, started, release := waitTool(false)
+	loop := &toolloop.AgentLoop{Model: looptest.Script(looptest.Calls(looptest.Call("x1", "wait", "{}")), looptest.Text("never")), Tools: reg}
+	r, err := s.Start(t.Context(), loop, toolloop.UserMessage("go"))
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = r.End(r.Loop.Run(r.Context(), r.Messages))
+	}()
+	<-started
+	// The process dies: its store is gone while the call runs and the
+	// session's lease is held.
+	require.NoError(t, st.Close())
+	close(release)
+	<-done
+	time.Sleep(lease + 100*time.Millisecond)
+
+	require.Equal(t, sess.StatusRunning, c.load("c").Info.Status)
+	te, code := c.run("resume", "-session", "c")
+	require.Equal(t, exitOK, code, te.errOut.String())
+	assert.Contains(t, te.errOut.String(), "resuming session c, which crashed")
+	assert.Contains(t, te.out.String(), "first done")
+	state := c.load("c")
+	require.NoError(t, looptest.Validate(state.Messages))
+	res := looptest.Results(state.Messages)
+	require.NotNil(t, res["x1"])
+	assert.True(t, res["x1"].IsError(), "the call that may or may not have run is reported, not rerun")
+	assert.Equal(t, sess.StatusEnded, state.Info.Status)
+}
+
+// TestSessionSteerInterrupt: in a conversation on a stored session, a
+// line typed during a run that Ctrl-C interrupts before the line is
+// delivered is kept in the session, and its next run starts with it,
+// once.
+func TestSessionSteerInterrupt(t *testing.T) {
+	te := newTestEnv(t, "")
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	te.stdout, te.stderr = out, errOut
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	reg, started, _ := waitTool(false)
+	model := looptest.Script(looptest.Calls(looptest.Call("c1", "wait", "{}")), looptest.Text("Switching."))
+	s, _ := steerSession(t, te, model, reg, r)
+	db := filepath.Join(t.TempDir(), "s.db")
+	st, err := openStored(t.Context(), te.env, storeFlags{path: db}, "", "steer", true, "")
+	require.NoError(t, err)
+	s.useStored(st)
+	t.Cleanup(func() { st.close() })
+	done := make(chan error, 1)
+	go func() {
+		done <- s.converse(context.Background(), st.run(s.loop, toolloop.UserMessage("go")), true)
+	}()
+	<-started
+	_, err = w.WriteString("use prod\n")
+	require.NoError(t, err)
+	eventually(t, out, "» queued: use prod")
+	te.ints <- os.Interrupt
+	eventually(t, errOut, "it goes with your next prompt")
+	eventually(t, out, "\n> ")
+	_, err = w.WriteString("\n")
+	require.NoError(t, err)
+	eventually(t, out, "Switching.")
+	w.Close()
+	require.NoError(t, <-done)
+	assert.Contains(t, errOut.String(), "every call has its result in session steer (continue it with: toolloop resume -sessions "+db+" -session steer)")
+
+	state := st.s.State()
+	require.NoError(t, looptest.Validate(state.Messages))
+	users, _ := roles(state.Messages)
+	assert.Equal(t, []string{"go", "use prod"}, users)
+	assert.Empty(t, state.Pending)
+	assert.Equal(t, sess.StatusEnded, state.Info.Status)
 }
