@@ -100,7 +100,7 @@ func cmdSessions(ctx context.Context, e *env, args []string) error {
 	red := redactor(e.getenv)
 	switch sub {
 	case "list":
-		return listSessions(ctx, e.stdout, store.ss, filter, asJSON)
+		return listSessions(ctx, e.stdout, store.ss, filter, red, asJSON)
 	case "show":
 		return showSession(ctx, e.stdout, store.ss, pos[0], red, asJSON)
 	case "fork":
@@ -188,10 +188,13 @@ func (f *listFlags) filter(now time.Time) (sess.Filter, error) {
 }
 
 // listSessions prints the sessions f selects: a table, or JSON lines.
-func listSessions(ctx context.Context, w io.Writer, ss *sess.Sessions, f sess.Filter, asJSON bool) error {
+func listSessions(ctx context.Context, w io.Writer, ss *sess.Sessions, f sess.Filter, red *sanitize.Redactor, asJSON bool) error {
 	infos, err := ss.List(ctx, f)
 	if err != nil {
 		return err
+	}
+	for i := range infos {
+		infos[i].Title, _ = red.Redact(infos[i].Title)
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)

@@ -100,7 +100,7 @@ func TestSessionRuns(t *testing.T) {
 	require.Equal(t, exitOK, code, te.errOut.String())
 	assert.Contains(t, te.out.String(), "second answer")
 	assert.Contains(t, te.out.String(), "wrote it")
-	assert.Contains(t, te.errOut.String(), "session fix, 5 messages")
+	assert.Contains(t, te.errOut.String(), "session fix, 5 messages, ended")
 
 	st := c.load("fix")
 	users, systems := roles(st.Messages)
@@ -166,7 +166,7 @@ func TestSessionPauseResume(t *testing.T) {
 	assert.Contains(t, te.errOut.String(), "session fix is not paused for approval")
 	te, code = c.run("resume", "-session", "fix")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, te.errOut.String(), "nothing to resume")
+	assert.Contains(t, te.errOut.String(), "session fix ended its last run (stop): there is nothing to resume")
 	// A follow-up carries on, and the script says it has no reply.
 	te, code = c.run("resume", "-session", "fix", "and now?")
 	assert.Equal(t, exitFailed, code)

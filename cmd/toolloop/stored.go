@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/toolloop/toolloop"
@@ -225,10 +224,13 @@ func crashedState(st *sess.State) bool {
 
 // describe says where a session's last run got to, for messages.
 func describe(st *sess.State) string {
-	if st.Info.Status == sess.StatusEnded {
-		return "ended (" + orDefault(string(st.StopReason), "error") + ")"
+	switch st.Info.Status {
+	case sess.StatusNew:
+		return "has had no run"
+	case sess.StatusEnded:
+		return "ended its last run (" + orDefault(string(st.StopReason), "error") + ")"
 	}
-	return strings.TrimSpace(string(st.Info.Status))
+	return "is " + string(st.Info.Status)
 }
 
 // reportStored says which session a run carries on.
@@ -238,7 +240,7 @@ func reportStored(e *env, st *stored) {
 		fmt.Fprintf(e.stderr, "toolloop: session %s, new\n", st.s.ID())
 		return
 	}
-	fmt.Fprintf(e.stderr, "toolloop: session %s, %s, last run %s\n", st.s.ID(), plural(len(state.Messages), "message"), describe(state))
+	fmt.Fprintf(e.stderr, "toolloop: session %s, %s, %s\n", st.s.ID(), plural(len(state.Messages), "message"), state.Info.Status)
 }
 
 // resumeStored is toolloop resume -session: the session's paused run
@@ -257,7 +259,7 @@ func resumeStored(ctx context.Context, e *env, f *runFlags, af *approvalFlags, p
 	case !paused && af.given():
 		err = usagef("session %s is not paused for approval: -approve and -deny decide the calls a paused run waits on", st.s.ID())
 	case !paused && !crashed && prompt == "":
-		err = usagef("session %s's last run %s: there is nothing to resume; give a follow-up prompt to go on with the conversation", st.s.ID(), describe(state))
+		err = usagef("session %s %s: there is nothing to resume; give a follow-up prompt to go on with the conversation", st.s.ID(), describe(state))
 	case paused && prompt != "":
 		err = usagef("session %s is paused for approval: decide its calls first (toolloop resume %s), then give the follow-up prompt", st.s.ID(), st.hint)
 	case paused:
