@@ -469,3 +469,24 @@ func TestSessionSteerInterrupt(t *testing.T) {
 	assert.Empty(t, state.Pending)
 	assert.Equal(t, sess.StatusEnded, state.Info.Status)
 }
+
+// TestSessionResumeAsks: resume -session at a terminal asks about each
+// call the paused session waits on; a refusal gives the call a denied
+// result, and the run goes on.
+func TestSessionResumeAsks(t *testing.T) {
+	c := newChat(t)
+	_, code := c.run("run", "-yes", "-session", "fix", "go")
+	require.Equal(t, exitOK, code)
+	_, code = c.run("run", "-session", "fix", "again")
+	require.Equal(t, exitPaused, code)
+
+	te := c.env("n\n")
+	te.tty = true
+	require.Equal(t, exitOK, te.run(t, "resume", "-script", c.script, "-session", "fix"), te.errOut.String())
+	assert.Contains(t, te.errOut.String(), `? write_file {"path":"b.txt"`)
+	assert.Contains(t, te.out.String(), "wrote it")
+	assert.NoFileExists(t, filepath.Join(c.ws, "b.txt"))
+	res := looptest.Results(c.load("fix").Messages)
+	require.NotNil(t, res["c2"].Error)
+	assert.Equal(t, toolloop.KindDenied, res["c2"].Error.Kind)
+}
