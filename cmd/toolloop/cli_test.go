@@ -43,6 +43,8 @@ func TestUsageAndHelp(t *testing.T) {
 		{"compatible needs url", []string{"run", "-provider", "openai-compatible", "hi"}, exitUsage, "", "-base-url"},
 		{"script missing", []string{"run", "-script", "nope.json", "hi"}, exitUsage, "", "reading the script"},
 		{"resume without log", []string{"resume"}, exitUsage, "", "which log?"},
+		{"sessions help", []string{"sessions", "-h"}, exitOK, "", "Usage: toolloop sessions"},
+		{"run -session help", []string{"run", "-h"}, exitOK, "", "-session NAME"},
 		{"test without -o", []string{"test", "x.jsonl"}, exitUsage, "", "-o FILE is required"},
 		{"call without name", []string{"call"}, exitUsage, "", "which tool?"},
 		{"tools extra arg", []string{"tools", "x"}, exitUsage, "", "unexpected argument"},

@@ -1,7 +1,8 @@
 // Command toolloop runs toolloop's agent loop from the terminal: an agent
-// on the workspace tools and any MCP servers, the tools such a config
-// really exposes, one call through the whole pipeline, a recorded run
-// turned into a regression test, and a recorded run shown as a page.
+// on the workspace tools and any MCP servers, conversations kept as
+// sessions across runs, the tools such a config really exposes, one call
+// through the whole pipeline, a recorded run turned into a regression
+// test, and a recorded run shown as a page.
 //
 // Install it with
 //
@@ -77,9 +78,45 @@
 // The workspace tools hide the .toolloop folder, wherever it is in the
 // workspace, from the model (builtin.Options.Hidden): listings and searches
 // leave it out, and reads and writes in it are refused, through symbolic
-// links too, so a model can neither read earlier runs nor forge a paused
-// one. exec_shell still sees it: a shell cannot be fenced off by name, and
+// links too, so a model can neither read earlier runs (or sessions) nor
+// forge a paused one. exec_shell still sees it: a shell cannot be fenced off by name, and
 // the sandbox lets commands read and write the whole workspace.
+//
+// # Sessions
+//
+// toolloop run -session NAME keeps the conversation in a stored session
+// (package session), so that later runs carry it on, from any terminal:
+//
+//	toolloop run -session fix-tests "why does go test fail?"
+//	toolloop run -session fix-tests "fix it"     # the model sees the first run
+//	toolloop sessions                            # list them
+//	toolloop sessions fork fix-tests 4 fix-tests-2
+//
+// The session is created by its first run, whose system prompt (-system) it
+// keeps; each later run starts from its transcript, plus any messages typed
+// during the last run that it did not deliver, and the new prompt. At a
+// terminal with no prompt, each prompt of the conversation is another run of
+// the session. Every run is logged as without a session (-log, or
+// .toolloop/runs/RUN_ID.jsonl); the session is kept besides, in an SQLite
+// file (package session/sqlite): -sessions PATH, else $TOOLLOOP_SESSIONS,
+// else .toolloop/sessions.db in the workspace, readable by its owner only,
+// hidden from the model's tools like the logs. Secrets are redacted before
+// anything is stored.
+//
+// A session is open in one toolloop at a time: another one that runs,
+// resumes, rewinds or deletes it fails at once (exit 1), saying that it is in
+// use by another toolloop or that its process died less than 30 seconds ago
+// (the session's lease then lapses). A session whose run paused for approval
+// takes no new run: toolloop run -session on it is a usage error (exit 2)
+// that says to decide the calls with toolloop resume -session NAME.
+//
+// A session's run logs are records, not the way to carry it on: a run of a
+// session that pauses is not sealed in its log, so toolloop resume LOG refuses
+// it, and toolloop resume -session NAME resumes it (appending to the same
+// log), from the paused state the session keeps, which toolloop trusts.
+// The model's tools cannot reach the database, but exec_shell can, as it
+// can the logs: keep it outside the workspace (-sessions or
+// $TOOLLOOP_SESSIONS) where that matters.
 //
 // # Typing while a run works
 //
@@ -138,6 +175,8 @@
 //
 // # toolloop resume [flags] [-approve ID] [-deny ID[=REASON]] LOG [follow-up prompt]
 //
+// # toolloop resume [flags] [-approve ID] [-deny ID[=REASON]] -session NAME [follow-up prompt]
+//
 // Continues the run recorded in LOG exactly once, appending to the log: a run
 // that crashed or was killed (its transcript is replayed from the log; a call
 // that was running gets a canceled result and is not run again, a call with a
@@ -173,6 +212,46 @@
 // log was changed since it paused (by a shell command of the agent, say,
 // which can reach .toolloop), one with no seal, and one sealed with
 // another key.
+//
+// With -session NAME, resume works on the stored session instead of a log
+// (every argument is then the prompt), with the same flags and the same
+// rules: a paused session's calls are decided as above and its run resumed
+// once; a session whose last run crashed, or was interrupted or cancelled, is
+// carried on without a prompt (the loop answers the calls left without a
+// result and runs none of them again); a session whose last run ended needs a
+// follow-up prompt. A prompt given to a paused session is a usage error:
+// decide its calls first.
+//
+// # toolloop sessions [list] [-user U] [-tenant T] [-status S] [-since D] [-limit N] [-json]
+//
+// Lists the stored sessions (-sessions PATH, $TOOLLOOP_SESSIONS, or
+// .toolloop/sessions.db in the workspace, -C DIR), the most recently updated
+// first: name, status (new, running, paused or ended), when it was last
+// updated, what it spent (tokens and US dollars, when the model reports
+// them) and its title (its first prompt) or the session it was forked from.
+// -status, -user and -tenant select; -since takes a duration back from now
+// (24h) or a time (2006-01-02, or RFC 3339); -limit bounds the list. -json
+// prints one session.Info per line. With no database yet it lists nothing
+// and makes none.
+//
+// # toolloop sessions show NAME [-json]
+//
+// Shows a session: its status, times, spending, parent, and its transcript,
+// each message numbered from 0 (the numbers fork and rewind take) with its
+// role and text, each call with its ID, tool and arguments, each result
+// shortened; then the calls a paused session waits on, by ID, and the
+// messages queued for its next run. Secrets are redacted as everywhere
+// else. -json prints one object: info, messages, pending, queued, run_id,
+// stop_reason and error.
+//
+// # toolloop sessions fork NAME AT NEW, rewind NAME AT, delete NAME
+//
+// fork makes a new session NEW of NAME's first AT messages, to try again
+// from there (NAME may be running meanwhile); rewind cuts NAME back to its
+// first AT messages (its records stay, and what it spent stays spent); delete
+// removes NAME and its records. AT must not fall between a call and its
+// result. A missing session, a bad AT or a name that is taken is a usage
+// error (exit 2); a session in use elsewhere fails rewind and delete (exit 1).
 //
 // # toolloop tools [-C DIR] [-mcp FILE] [-json]
 //
@@ -225,10 +304,12 @@
 // # Exit codes
 //
 //	0    success
-//	1    the run, the call or the command failed
+//	1    the run, the call or the command failed, or the session is in use
 //	2    bad usage or bad input: flags, a missing, empty or corrupt log, an
-//	     unknown provider or tool, a malformed MCP config or JSON arguments
+//	     unknown provider or tool, a malformed MCP config or JSON arguments,
+//	     a missing session, a paused session given to run
 //	3    the run is paused for approval: decide with toolloop resume LOG
+//	     (toolloop resume -session NAME)
 //	130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc
 //	     or Ctrl-C in a one-shot run
 package main

@@ -83,6 +83,8 @@ func run(ctx context.Context, e *env, args []string) int {
 		err = cmdTest(ctx, e, rest)
 	case "view":
 		err = cmdView(ctx, e, rest)
+	case "sessions":
+		err = cmdSessions(ctx, e, rest)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(e.stdout, helpText)
 		return exitOK
@@ -123,7 +125,12 @@ const helpText = `toolloop runs an agent's tool-call loop from the terminal.
 Usage:
 
   toolloop run [flags] [prompt]        run an agent on the workspace tools
+  toolloop run -session NAME [prompt]  keep the conversation in a stored session
   toolloop resume [flags] LOG          continue a crashed, interrupted or paused run
+  toolloop resume -session NAME [prompt]
+                                       continue a stored session, or decide its pause
+  toolloop sessions [list|show|fork|rewind|delete]
+                                       list, show, fork, rewind or delete sessions
   toolloop tools [-mcp FILE] [-json]   list every tool the agent would have
   toolloop call [flags] NAME ARGS      run one tool call through the pipeline
   toolloop test [-stub T,...] -o FILE LOG
@@ -138,16 +145,22 @@ Run "toolloop COMMAND -h" for a command's flags.
 Exit codes:
 
   0    success
-  1    the run, call or command failed
+  1    the run, call or command failed, or the session is in use
   2    bad usage or bad input: flags, a missing or corrupt log, an unknown
-       provider or tool, malformed MCP config or JSON arguments
+       provider or tool, malformed MCP config or JSON arguments, a missing
+       session, a paused session given to run
   3    the run is paused for approval: continue it with toolloop resume LOG
+       (or toolloop resume -session NAME)
   130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc or
        Ctrl-C in a one-shot run
 
 While a run works, a line typed (Enter) is sent to it, delivered before the
 model's next request; Esc or Ctrl-C interrupts it, and the conversation goes
 on at the prompt.
+
+Sessions (run -session, resume -session, sessions) are kept in an SQLite file:
+-sessions PATH, else $TOOLLOOP_SESSIONS, else .toolloop/sessions.db in the
+workspace. A session open in one toolloop is in use for the others.
 `
 
 // providersHelp lists the providers, for the command's help and for run

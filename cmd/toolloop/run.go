@@ -26,6 +26,10 @@ type runFlags struct {
 	yes     bool
 	system  string
 	verbose bool
+	// session names the stored session to run on, in the database
+	// store locates; empty: none.
+	session string
+	store   storeFlags
 	// promptOnStdin: stdin was read whole as the prompt; nothing more
 	// is read from it.
 	promptOnStdin bool
@@ -48,6 +52,8 @@ type session struct {
 	// typed is what was typed during the last run after its last line,
 	// the start of the next prompt.
 	typed string
+	// stored is the stored session the runs are kept in, or nil.
+	stored *stored
 }
 
 // openSession opens the session of run, or, given the replay of the log
@@ -101,10 +107,24 @@ func (s *session) close() error {
 	}
 	s.in.close()
 	s.tools.close()
-	if s.log == nil {
-		return nil
+	var err error
+	if s.log != nil {
+		err = s.log.close()
 	}
-	return s.log.close()
+	if s.stored != nil {
+		err = errors.Join(err, s.stored.close())
+	}
+	return err
+}
+
+// useStored makes the session's runs those of stored session st: each
+// turn a run of it. Its run logs are records only: they are not sealed,
+// so a run that pauses is resumed through the session, never through its
+// log (which would run the approved calls without the session knowing).
+func (s *session) useStored(st *stored) {
+	s.stored = st
+	s.log.key = nil
+	s.log.carryOn = true
 }
 
 // exitNow ends the process; tests replace it.
@@ -114,7 +134,10 @@ var exitNow = os.Exit
 // reads follow-up prompts until end of input. Messages typed during a
 // turn that it did not deliver go with the next prompt; without one, they
 // are listed.
-func (s *session) converse(ctx context.Context, first func(context.Context) *toolloop.Stream, repl bool) error {
+//
+// A stored session keeps the messages a run did not deliver itself: its
+// next run starts with them.
+func (s *session) converse(ctx context.Context, first starter, repl bool) error {
 	res, err := s.turn(ctx, first)
 	if !repl {
 		err = s.after(res, err)
@@ -136,7 +159,10 @@ func (s *session) converse(ctx context.Context, first func(context.Context) *too
 		line, err := s.in.readLine(ctx, s.e.interrupts)
 		if err != nil {
 			fmt.Fprintln(s.out)
-			if len(held) > 0 {
+			switch {
+			case len(held) > 0 && s.stored != nil:
+				fmt.Fprintf(s.e.stderr, "toolloop: %s typed during the last run %s kept in session %s, for its next run\n", plural(len(held), "message"), pick(len(held), "is", "are"), s.stored.s.ID())
+			case len(held) > 0:
 				fmt.Fprintf(s.e.stderr, "toolloop: %s typed during the last run %s not sent\n", plural(len(held), "message"), pick(len(held), "was", "were"))
 			}
 			if errors.Is(err, io.EOF) {
@@ -149,13 +175,22 @@ func (s *session) converse(ctx context.Context, first func(context.Context) *too
 		if blank && len(held) == 0 {
 			continue
 		}
-		msgs = append(msgs, held...)
-		held = nil
-		if !blank {
-			msgs = append(msgs, toolloop.UserMessage(line))
+		var next starter
+		if s.stored != nil {
+			var add []toolloop.Message
+			if !blank {
+				add = append(add, toolloop.UserMessage(line))
+			}
+			next = s.stored.run(s.loop, add...)
+		} else {
+			msgs = append(msgs, held...)
+			if !blank {
+				msgs = append(msgs, toolloop.UserMessage(line))
+			}
+			next = streamOf(s.loop, msgs)
 		}
-		in := msgs
-		res, err := s.turn(ctx, func(c context.Context) *toolloop.Stream { return s.loop.RunStream(c, in) })
+		held = nil
+		res, err := s.turn(ctx, next)
 		if res != nil {
 			msgs = res.Messages
 		}
@@ -184,14 +219,17 @@ func (s *session) afterPrompt(res *toolloop.RunResult, err error) error {
 // after reports how a turn ended.
 func (s *session) after(res *toolloop.RunResult, err error) error {
 	fmt.Fprintln(s.out)
-	path := s.log.Path()
+	path, where := s.log.Path(), s.log.Path()
+	if s.stored != nil {
+		path, where = s.stored.hint, "session "+s.stored.s.ID()
+	}
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(s.e.stderr, "toolloop: the run was interrupted; every call has its result in %s (continue it with: toolloop resume %s)\n", path, path)
+		fmt.Fprintf(s.e.stderr, "toolloop: the run was interrupted; every call has its result in %s (continue it with: toolloop resume %s)\n", where, path)
 		return errInterrupted
-	case errors.Is(err, toolloop.ErrPaused):
+	case errors.Is(err, toolloop.ErrPaused) && res != nil && res.Paused != nil:
 		fmt.Fprintf(s.e.stderr, "toolloop: %d call(s) wait for approval:\n%s\n", len(res.Paused.Pending), pendingList(res.Paused.Pending))
 		return fmt.Errorf("%w: decide with toolloop resume %s at a terminal, or name the calls: toolloop resume -approve ID -deny ID %s", errPaused, path, path)
 	}
@@ -208,6 +246,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, without asking")
 	fs.StringVar(&f.system, "system", defaultSystem, "the system prompt")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	fs.StringVar(&f.session, "session", "", "keep the conversation in the stored session `NAME`, carrying it on if it exists (see toolloop sessions)")
+	f.store.register(fs)
 	withNotes(fs, providersHelp)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -225,9 +265,28 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		f.promptOnStdin = true
 	}
+	var st *stored
+	if f.session != "" {
+		// Opened first: a session in use or paused fails before anything.
+		title, _ := redactor(e.getenv).Redact(prompt)
+		if st, err = openStored(ctx, e, f.store, f.dir, f.session, true, titleOf(title)); err != nil {
+			return err
+		}
+		if st.s.State().Paused != nil {
+			st.close()
+			return st.pausedErr()
+		}
+	}
 	s, err := openSession(ctx, e, &f, f.log, nil)
 	if err != nil {
+		if st != nil {
+			st.close()
+		}
 		return err
+	}
+	if st != nil {
+		s.useStored(st)
+		reportStored(e, st)
 	}
 	if f.log != "" {
 		// A path given is opened now, so that a log in use fails the run
@@ -243,7 +302,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 	}()
 	msgs := []toolloop.Message{}
-	if f.system != "" {
+	if f.system != "" && (st == nil || len(st.s.State().Messages) == 0) {
+		// A stored session has its system prompt from its first run.
 		msgs = append(msgs, toolloop.SystemMessage(f.system))
 	}
 	if repl {
@@ -256,7 +316,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		prompt = line
 	}
 	msgs = append(msgs, toolloop.UserMessage(prompt))
-	err = s.converse(ctx, func(c context.Context) *toolloop.Stream { return s.loop.RunStream(c, msgs) }, repl)
+	first := streamOf(s.loop, msgs)
+	if st != nil {
+		first = st.run(s.loop, msgs...)
+	}
+	err = s.converse(ctx, first, repl)
 	return errors.Join(err, s.close())
 }
 
@@ -293,20 +357,25 @@ func readLog(e *env, path string) (*eventlog.Replay, error) {
 // cmdResume is toolloop resume.
 func cmdResume(ctx context.Context, e *env, args []string) error {
 	var f runFlags
-	fs := newFlagSet(e, "resume", "[flags] [-approve ID] [-deny ID[=REASON]] LOG [follow-up prompt]")
+	fs := newFlagSet(e, "resume", "[flags] [-approve ID] [-deny ID[=REASON]] LOG [follow-up prompt]\n       toolloop resume [flags] [-approve ID] [-deny ID[=REASON]] -session NAME [follow-up prompt]")
 	f.modelFlags.register(fs)
 	f.toolFlags.register(fs)
 	var af approvalFlags
 	af.register(fs)
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, and every paused call that -approve and -deny leave undecided, without asking")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	fs.StringVar(&f.session, "session", "", "continue the stored session `NAME` instead of a log: every argument is then the prompt")
+	f.store.register(fs)
 	withNotes(fs, resumeNotes)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	if f.session != "" {
+		return resumeStored(ctx, e, &f, &af, strings.Join(pos, " "))
+	}
 	if len(pos) == 0 {
-		return usagef("which log? toolloop resume LOG")
+		return usagef("which log? toolloop resume LOG, or toolloop resume -session NAME")
 	}
 	path, prompt := pos[0], strings.Join(pos[1:], " ")
 	// Report a missing or bad log before anything else.
@@ -360,12 +429,14 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	s.log.unlock = unlock
-	var first func(context.Context) *toolloop.Stream
+	var first starter
 	switch {
 	case paused:
 		decisions := s.decide(ctx, rp.Paused, given, f.yes)
 		st := rp.Paused
-		first = func(c context.Context) *toolloop.Stream { return s.loop.ResumeStream(c, st, decisions) }
+		first = func(c context.Context) (*toolloop.Stream, endFunc, error) {
+			return s.loop.ResumeStream(c, st, decisions), nil, nil
+		}
 		fmt.Fprintf(e.stderr, "toolloop: resuming run %s, paused for approval\n", rp.RunID)
 	default:
 		// A crash, or a cancelled or interrupted turn: the loop gives
@@ -384,7 +455,7 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 		if prompt != "" {
 			msgs = append(msgs, toolloop.UserMessage(prompt))
 		}
-		first = func(c context.Context) *toolloop.Stream { return s.loop.RunStream(c, msgs) }
+		first = streamOf(s.loop, msgs)
 	}
 	err = s.converse(ctx, first, e.tty && prompt == "")
 	return errors.Join(err, s.close())

@@ -25,11 +25,14 @@ type runLog struct {
 	path   string // the file, or "" until the first event names it
 	dir    string // where a log named by its run ID goes
 	append bool
-	red    *sanitize.Redactor
-	w      *eventlog.Writer
-	unlock func()
-	err    error
-	closed bool
+	// carryOn: a log named by its run ID that exists already is
+	// appended to (a stored session's paused run, resumed).
+	carryOn bool
+	red     *sanitize.Redactor
+	w       *eventlog.Writer
+	unlock  func()
+	err     error
+	closed  bool
 
 	key []byte
 	// replay follows the log as it is written, from its first line: an
@@ -92,6 +95,9 @@ func (l *runLog) openNow(runID string) error {
 func (l *runLog) open(runID string) error {
 	if l.path == "" {
 		l.path = filepath.Join(l.dir, runID+".jsonl")
+		if _, err := os.Stat(l.path); err == nil && l.carryOn {
+			l.append = true
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
 		return err

@@ -19,7 +19,10 @@ import (
 //   - Esc or Ctrl-C interrupts it now: the model stops, running calls are
 //     cancelled and answered, and the error is errInterrupted;
 //   - Ctrl-C after that ends the process (exit 130) after flushing the log.
-func (s *session) turn(ctx context.Context, start func(context.Context) *toolloop.Stream) (*toolloop.RunResult, error) {
+//
+// A stored session's run is ended (its End handed the result) once the
+// run's last events are printed and what was typed during it is taken.
+func (s *session) turn(ctx context.Context, start starter) (*toolloop.RunResult, error) {
 	if s.out == nil {
 		s.out = &output{w: s.e.stdout}
 	}
@@ -70,11 +73,14 @@ func (s *session) turn(ctx context.Context, start func(context.Context) *toolloo
 			}
 		})
 	}
-	st := start(tctx)
-	for ev := range st.Events() {
-		s.print(s.red.RedactEvent(ev))
+	var res *toolloop.RunResult
+	st, end, err := start(tctx)
+	if err == nil {
+		for ev := range st.Events() {
+			s.print(s.red.RedactEvent(ev))
+		}
+		res, err = st.Result()
 	}
-	res, err := st.Result()
 	s.typed = stopKeys()
 	// Lines sent after the run let go of the inbox, before the keys
 	// stopped, are undelivered too.
@@ -83,6 +89,9 @@ func (s *session) turn(ctx context.Context, start func(context.Context) *toolloo
 	}
 	close(stop)
 	<-done
+	if end != nil {
+		res, err = end(res, err)
+	}
 	if err != nil && ctx.Err() == nil && (errors.Is(err, toolloop.ErrInterrupted) || errors.Is(context.Cause(tctx), errInterrupted)) {
 		err = fmt.Errorf("%w: %w", errInterrupted, err)
 	}

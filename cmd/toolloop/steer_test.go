@@ -151,9 +151,7 @@ func TestSteerInterruptHoldsMessages(t *testing.T) {
 	s, path := steerSession(t, te, model, reg, r)
 	done := make(chan error, 1)
 	go func() {
-		done <- s.converse(context.Background(), func(c context.Context) *toolloop.Stream {
-			return s.loop.RunStream(c, []toolloop.Message{toolloop.UserMessage("go")})
-		}, true)
+		done <- s.converse(context.Background(), streamOf(s.loop, []toolloop.Message{toolloop.UserMessage("go")}), true)
 	}()
 	<-started
 	_, err = w.WriteString("use prod\n")
@@ -239,9 +237,7 @@ func TestSecondInterruptQuits(t *testing.T) {
 
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.turn(context.Background(), func(c context.Context) *toolloop.Stream {
-					return s.loop.RunStream(c, []toolloop.Message{toolloop.UserMessage("go")})
-				})
+				_, err := s.turn(context.Background(), streamOf(s.loop, []toolloop.Message{toolloop.UserMessage("go")}))
 				done <- err
 			}()
 			<-started
