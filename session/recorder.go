@@ -119,6 +119,7 @@ func (r *recorder) record(ctx context.Context, loop *toolloop.AgentLoop, e tooll
 			r.status = StatusRunning
 		case toolloop.EventRunPaused:
 			r.status = StatusPaused
+			r.sealLocked(loop, e)
 		case toolloop.EventRunEnd:
 			r.status = StatusEnded
 			if r.ld.rp.Paused != nil { // a paused run ends too
@@ -171,6 +172,30 @@ func (r *recorder) checkpointLocked(e toolloop.Event) {
 		return
 	}
 	r.add(data, true)
+}
+
+// sealLocked adds the seal of the paused state the records replay to,
+// if loop seals paused states, so that a state changed in the store is
+// refused when it is resumed.
+func (r *recorder) sealLocked(loop *toolloop.AgentLoop, e toolloop.Event) {
+	if loop == nil || len(loop.Sealing.Key) == 0 || r.ld.rp.Paused == nil {
+		return
+	}
+	p := *r.ld.rp.Paused
+	if err := p.Seal(loop.Sealing.Key); err != nil {
+		r.failLocked(fmt.Errorf("session %q: sealing the paused state: %w", r.s.ID(), err))
+		return
+	}
+	seal := toolloop.Event{Type: EventSeal, Time: e.Time, RunID: e.RunID, Turn: e.Turn, Text: p.MAC}
+	data, err := json.Marshal(seal)
+	if err != nil {
+		r.failLocked(err)
+		return
+	}
+	r.add(data, false)
+	r.s.mu.Lock()
+	r.ld.add(seal)
+	r.s.mu.Unlock()
 }
 
 // pending stores the messages a run left undelivered.

@@ -165,9 +165,13 @@ func (s *Session) Run(ctx context.Context, loop *toolloop.AgentLoop, msgs ...too
 
 // Resume resumes the session's paused run with the decisions on its
 // pending calls, as toolloop.AgentLoop.Resume does, storing its events
-// as Run does. The paused state comes from the session's own store,
-// which Resume trusts: if loop seals paused states (toolloop.Sealing),
-// Resume seals it with loop's key first. Each approved call runs once,
+// as Run does. The paused state comes from the session's store. If loop
+// seals paused states (toolloop.Sealing), the run sealed it as it
+// paused, the seal was stored with it ([EventSeal]), and Resume refuses
+// a state changed in the store since (or stored unsealed) with
+// toolloop.ErrTampered: set a key when others can write to the store
+// (a model's shell can reach a file in its workspace). Without a key,
+// the store is trusted. Each approved call runs once,
 // whichever process resumes: the session's lease lets one writer at a
 // time take it, and the stored run.resumed event tells a later writer
 // the calls were already under way.
@@ -204,8 +208,8 @@ type Recording struct {
 	Messages []toolloop.Message
 	// Paused is the state of the session's paused run, or nil: a new run
 	// must not start before it is resumed (with Loop's Resume or
-	// ResumeStream, which take it as it is: it is sealed with Loop's key
-	// if Loop has one).
+	// ResumeStream, which take it as it is). If Loop seals paused states,
+	// Start has checked the seal stored with it, and it carries it.
 	Paused *toolloop.PauseState
 
 	s        *Session
@@ -226,14 +230,12 @@ func (s *Session) Start(ctx context.Context, loop *toolloop.AgentLoop, msgs ...t
 	st := s.State()
 	r := &Recording{s: s, Messages: slices.Concat(st.Messages, st.Pending, msgs), stop: make(chan struct{})}
 	if st.Paused != nil {
-		p := *st.Paused // sealing sets its MAC
-		r.Paused = &p
-		if key := loop.Sealing.Key; len(key) > 0 {
-			if err := r.Paused.Seal(key); err != nil {
-				s.end()
-				return nil, err
-			}
+		p, err := s.sealed(st.Paused, loop.Sealing.Key)
+		if err != nil {
+			s.end()
+			return nil, err
 		}
+		r.Paused = p
 	}
 	r.ctx, r.cancel = context.WithCancelCause(ctx)
 	r.rec = newRecorder(s, r.cancel)
@@ -322,4 +324,35 @@ func (s *Session) rewind(ctx context.Context, at int) error {
 	rec.flush(ctx)
 	rec.finish()
 	return rec.failure()
+}
+
+// Verify reports whether the session's paused state is the one its run
+// sealed with key as it paused (see [Session.Resume]): nil if so, an
+// error wrapping toolloop.ErrTampered if it was changed in the store
+// since, or stored without a seal, and [ErrNotPaused] if the session is
+// not paused. Start checks it before a paused state is resumed; a
+// program that shows the pending calls to a person checks it first.
+func (s *Session) Verify(key []byte) error {
+	p := s.State().Paused
+	if p == nil {
+		return fmt.Errorf("%w: %q", ErrNotPaused, s.ID())
+	}
+	_, err := s.sealed(p, key)
+	return err
+}
+
+// sealed returns a copy of the paused state p with the seal stored with
+// it, checked with key; with no key, the copy as it is.
+func (s *Session) sealed(p *toolloop.PauseState, key []byte) (*toolloop.PauseState, error) {
+	c := *p
+	if len(key) == 0 {
+		return &c, nil
+	}
+	s.mu.Lock()
+	c.MAC = s.ld.mac
+	s.mu.Unlock()
+	if err := c.Verify(key); err != nil {
+		return nil, fmt.Errorf("session %q: the stored paused state: %w", s.ID(), err)
+	}
+	return &c, nil
 }

@@ -28,6 +28,11 @@ const (
 	// deliver before it ended (RunResult.Undelivered): the next run
 	// starts with them.
 	EventPending toolloop.EventType = "session.pending"
+	// EventSeal follows a run.paused record of a run whose loop seals
+	// paused states (toolloop.Sealing): Text is the seal (PauseState.MAC)
+	// of the paused state the records replay to, made as they were
+	// stored, which [Session.Start] checks before the state is resumed.
+	EventSeal toolloop.EventType = "session.seal"
 )
 
 // ErrPending: the session's last run paused for approvals, so it cannot
@@ -177,6 +182,8 @@ type State struct {
 type loader struct {
 	rp      eventlog.Replay
 	pending []toolloop.Message
+	// mac is the seal of the paused state, if its run sealed it.
+	mac string
 }
 
 func (ld *loader) add(e toolloop.Event) {
@@ -188,7 +195,12 @@ func (ld *loader) add(e toolloop.Event) {
 		}
 	case EventPending:
 		ld.pending = e.Messages
+	case EventSeal:
+		ld.mac = e.Text
 	default:
+		if e.Type == toolloop.EventRunPaused && e.ParentRunID == "" {
+			ld.mac = "" // until its seal comes
+		}
 		if e.Type == toolloop.EventRunStart && e.ParentRunID == "" {
 			ld.pending = nil // the run was handed them
 		}

@@ -113,10 +113,12 @@
 // A session's run logs are records, not the way to carry it on: a run of a
 // session that pauses is not sealed in its log, so toolloop resume LOG refuses
 // it, and toolloop resume -session NAME resumes it (appending to the same
-// log), from the paused state the session keeps, which toolloop trusts.
-// The model's tools cannot reach the database, but exec_shell can, as it
-// can the logs: keep it outside the workspace (-sessions or
-// $TOOLLOOP_SESSIONS) where that matters.
+// log), from the paused state the session keeps. That state is sealed as
+// the run pauses, with the key paused logs are sealed with (see below), and
+// the seal is stored with it: the model's tools cannot reach the database,
+// but exec_shell can, so resume -session checks the seal before it shows or
+// decides anything, and refuses (exit 1) a paused session changed in the
+// database since, or paused without a seal.
 //
 // # Typing while a run works
 //

@@ -255,6 +255,7 @@ func resumeStored(ctx context.Context, e *env, f *runFlags, af *approvalFlags, p
 	paused := state.Paused != nil
 	crashed := !paused && crashedState(state)
 	var given map[string]toolloop.Approval
+	var key []byte
 	switch {
 	case !paused && af.given():
 		err = usagef("session %s is not paused for approval: -approve and -deny decide the calls a paused run waits on", st.s.ID())
@@ -263,8 +264,15 @@ func resumeStored(ctx context.Context, e *env, f *runFlags, af *approvalFlags, p
 	case paused && prompt != "":
 		err = usagef("session %s is paused for approval: decide its calls first (toolloop resume %s), then give the follow-up prompt", st.s.ID(), st.hint)
 	case paused:
-		// The paused state comes from the store, which the command
-		// trusts (the session seals it with the loop's key, if any).
+		// Trust nothing the store says the run waits on before its seal,
+		// made as the run paused (the database is within reach of the
+		// agent's shell).
+		if key, err = sealKey(e.getenv); err == nil {
+			err = st.s.Verify(key)
+		}
+		if err != nil {
+			break
+		}
 		if given, err = af.decisions(state.Paused); err == nil {
 			err = checkDecided(state.Paused, given, f.yes, e.tty)
 		}
@@ -279,6 +287,9 @@ func resumeStored(ctx context.Context, e *env, f *runFlags, af *approvalFlags, p
 		return err
 	}
 	s.useStored(st)
+	if paused {
+		s.loop.Sealing.Key = key // Start checks the seal again
+	}
 	defer func() {
 		if path := s.log.Path(); path != "" {
 			fmt.Fprintf(e.stderr, "toolloop: the run is logged in %s\n", path)

@@ -39,6 +39,7 @@ func TestSessions(t *testing.T, newBacking NewBacking) {
 		{"Corrupt", testCorrupt},
 		{"Redact", testRedact},
 		{"LoadedTools", testLoadedTools},
+		{"Sealed", testSealed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,7 +205,9 @@ func testPauseResumeElsewhere(t *testing.T, open Opener) {
 	one := session.New(open(t), session.Options{Holder: "one"})
 	s, err := one.Create(ctx, session.Info{ID: "p"})
 	must(t, err, "Create")
-	res, err := s.Run(ctx, a.loop(true), user("ask deploy"))
+	sealed := a.loop(true)
+	sealed.Sealing = toolloop.Sealing{Key: sealKey}
+	res, err := s.Run(ctx, sealed, user("ask deploy"))
 	wantErr(t, err, toolloop.ErrPaused, "a run that asks")
 	if res.Paused == nil || a.ran("ask deploy") != 0 {
 		t.Fatalf("paused run: %+v, ran %d", res.Paused, a.ran("ask deploy"))
@@ -226,9 +229,9 @@ func testPauseResumeElsewhere(t *testing.T, open Opener) {
 	// A missing decision runs nothing and leaves the session paused.
 	_, err = s2.Resume(ctx, a.loop(true), nil)
 	wantErr(t, err, toolloop.ErrMissingDecision, "Resume with no decision")
-	// The loop seals states: the store's is trusted, and sealed for it.
+	// The loop seals states: the seal stored as the run paused is checked.
 	l := a.loop(true)
-	l.Sealing = toolloop.Sealing{Key: []byte("0123456789abcdef0123456789abcdef")}
+	l.Sealing = toolloop.Sealing{Key: sealKey}
 	res, err = s2.Resume(ctx, l, map[string]toolloop.Approval{id: {Approved: true}})
 	must(t, err, "Resume")
 	if res.FinalText != "done: ask deploy" || a.ran("ask deploy") != 1 {
@@ -708,5 +711,78 @@ func testLoadedTools(t *testing.T, open Opener) {
 	must(t, err, "Load")
 	if fmt.Sprint(st.LoadedTools) != "[ask]" {
 		t.Fatalf("LoadedTools = %v, want [ask]", st.LoadedTools)
+	}
+}
+
+var sealKey = []byte("0123456789abcdef0123456789abcdef")
+
+// forgingStore rewrites what its records say, as someone who can write
+// to the store would.
+type forgingStore struct {
+	session.Store
+	from, to string
+}
+
+func (f *forgingStore) Records(ctx context.Context, id string, from int64) iter.Seq2[session.Record, error] {
+	return func(yield func(session.Record, error) bool) {
+		for r, err := range f.Store.Records(ctx, id, from) {
+			r.Data = []byte(strings.ReplaceAll(string(r.Data), f.from, f.to))
+			if !yield(r, err) {
+				return
+			}
+		}
+	}
+}
+
+func testSealed(t *testing.T, open Opener) {
+	ctx, a := ctxOf(t), newAgent()
+	st := open(t)
+	ss := session.New(st, session.Options{})
+	sealed := a.loop(true)
+	sealed.Sealing = toolloop.Sealing{Key: sealKey}
+	pause := func(id string, l *toolloop.AgentLoop) {
+		s, err := ss.Create(ctx, session.Info{ID: id})
+		must(t, err, "Create")
+		defer s.Close()
+		_, err = s.Run(ctx, l, user("ask deploy"))
+		wantErr(t, err, toolloop.ErrPaused, "a run that asks")
+	}
+	resume := func(ss *session.Sessions, id string) error {
+		s, err := ss.Open(ctx, id)
+		must(t, err, "Open")
+		defer s.Close()
+		p := s.State().Paused
+		if p == nil {
+			t.Fatalf("session %s is not paused", id)
+		}
+		_, err = s.Resume(ctx, sealed, map[string]toolloop.Approval{p.Pending[0].CallID: {Approved: true}})
+		return err
+	}
+	// Paused by a loop that does not seal: a loop that does refuses it.
+	pause("unsealed", a.loop(true))
+	wantErr(t, resume(ss, "unsealed"), toolloop.ErrTampered, "resuming an unsealed state with a key")
+	// Paused and sealed, then changed in the store: refused, nothing runs.
+	pause("forged", sealed)
+	forged := session.New(&forgingStore{Store: st, from: "ask deploy", to: "ask destroy"}, session.Options{})
+	wantErr(t, resume(forged, "forged"), toolloop.ErrTampered, "resuming a state changed in the store")
+	if a.ran("ask destroy") != 0 || a.ran("ask deploy") != 0 {
+		t.Fatalf("a forged state ran its call")
+	}
+	fs, err := forged.Open(ctx, "forged")
+	must(t, err, "Open")
+	wantErr(t, fs.Verify(sealKey), toolloop.ErrTampered, "Verify of a forged state")
+	must(t, fs.Close(), "Close")
+	gs, err := ss.Open(ctx, "forged")
+	must(t, err, "Open")
+	must(t, gs.Verify(sealKey), "Verify of the sealed state")
+	must(t, gs.Close(), "Close")
+	// The same state, unchanged, resumes.
+	must(t, resume(ss, "forged"), "resuming the sealed state")
+	gs, err = ss.Open(ctx, "forged")
+	must(t, err, "Open")
+	wantErr(t, gs.Verify(sealKey), session.ErrNotPaused, "Verify of a session no longer paused")
+	must(t, gs.Close(), "Close")
+	if a.ran("ask deploy") != 1 {
+		t.Fatalf("the sealed state's call ran %d times", a.ran("ask deploy"))
 	}
 }
