@@ -362,13 +362,19 @@ func (ss *Sessions) Fork(ctx context.Context, id string, at int, into Info) (Inf
 	if err := ss.store.Create(ctx, into); err != nil {
 		return Info{}, err
 	}
+	// The new session is empty until its checkpoint is stored: if that
+	// fails, it is deleted again, so that the fork can be retried.
+	bg := context.WithoutCancel(ctx)
 	l, err := ss.store.Acquire(ctx, into.ID, ss.opts.Holder, ss.opts.LeaseTTL)
-	if err != nil {
-		return Info{}, err
+	if err == nil {
+		err = ss.store.Append(ctx, l, Batch{Records: []Record{{Seq: 1, Base: true, Data: data}}, Status: StatusEnded})
+		_ = ss.store.Release(bg, l) // a failed release lapses with the lease
 	}
-	defer ss.store.Release(context.WithoutCancel(ctx), l) //nolint:errcheck // a failed release lapses with the lease
-	if err := ss.store.Append(ctx, l, Batch{Records: []Record{{Seq: 1, Base: true, Data: data}}, Status: StatusEnded}); err != nil {
-		return Info{}, err
+	if err != nil {
+		if info, serr := ss.store.Stat(bg, into.ID); serr == nil && info.Head == 0 {
+			_ = ss.store.Delete(bg, into.ID)
+		}
+		return Info{}, fmt.Errorf("session: forking %q into %q: %w", id, into.ID, err)
 	}
 	return ss.store.Stat(ctx, into.ID)
 }

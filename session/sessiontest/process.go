@@ -33,8 +33,9 @@ const (
 )
 
 // childTTL is the lease of the children: short, so that a killed child's
-// session is free again soon.
-const childTTL = 300 * time.Millisecond
+// session is free again soon, and long enough that a child on a loaded
+// machine (-race, busy cores) renews it in time.
+const childTTL = 2 * time.Second
 
 // Child runs the role of a child process of [TestProcesses] and exits,
 // when the environment says this process is one; otherwise it returns at

@@ -316,6 +316,8 @@ func testList(t *testing.T, open Opener) {
 	check("status paused", session.Filter{Status: session.StatusPaused}, "b")
 	check("status new", session.Filter{Status: session.StatusNew}, orderOf(all, "a", "c", "d")...)
 	check("updated since", session.Filter{UpdatedSince: mid}, "b")
+	check("updated since a far future", session.Filter{UpdatedSince: time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)})
+	check("updated since a far past", session.Filter{UpdatedSince: time.Date(1000, 1, 1, 0, 0, 0, 0, time.UTC)}, all...)
 	check("limit", session.Filter{Limit: 2}, all[:2]...)
 	check("offset", session.Filter{Limit: 2, Offset: 2}, all[2:]...)
 	check("offset past the end", session.Filter{Offset: 10})

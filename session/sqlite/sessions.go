@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/toolloop/toolloop/session"
 )
@@ -123,7 +125,7 @@ func (s *Store) List(ctx context.Context, f session.Filter) ([]session.Info, err
 		add("status = ?", string(f.Status))
 	}
 	if !f.UpdatedSince.IsZero() {
-		add("updated >= ?", f.UpdatedSince.UnixNano())
+		add("updated >= ?", clampNanos(f.UpdatedSince))
 	}
 	q := `SELECT ` + infoColumns + ` FROM sessions`
 	if len(where) > 0 {
@@ -196,4 +198,16 @@ func (s *Store) TenantSpend(ctx context.Context, tenant string) (session.Spend, 
 		return session.Spend{}, fmt.Errorf("sqlite: spend of tenant %q: %w", tenant, err)
 	}
 	return sp, nil
+}
+
+// clampNanos is t in Unix nanoseconds, the column's unit, held to the
+// range an int64 spans (years 1678 to 2262), where UnixNano overflows.
+func clampNanos(t time.Time) int64 {
+	switch {
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }
