@@ -77,21 +77,22 @@ type Config struct {
 	// [ConversationKey] (one key per conversation) on OpenAI's own API
 	// (no BaseURL, or one on api.openai.com, and no RequestOptions, which
 	// may point elsewhere), and none on other servers, not all of which
-	// take the field; a func that returns "" sends none, and
-	// ConversationKey itself sends the default anywhere. OpenAI caches prompts of 1,024 tokens or
-	// more on its own, charging nothing to write the cache, and bills
-	// cached input at a fraction of the input price (a tenth for the
-	// GPT-5 family, a quarter for GPT-4.1, half for GPT-4o); Usage
-	// reports it as CacheReadTokens. A key sent by more than about 15
-	// requests a minute spills over to other machines and hits less.
+	// take the field. A func that returns "" sends none; ConversationKey
+	// itself sends the default key to any server.
+	//
+	// OpenAI caches prompts of 1,024 tokens or more on its own, charging
+	// nothing to write the cache, and bills cached input at a fraction of
+	// the input price (a tenth for the GPT-5 family, a quarter for
+	// GPT-4.1, half for GPT-4o); Usage reports it as CacheReadTokens. A
+	// key sent by more than about 15 requests a minute spills over to
+	// other machines and hits less.
 	PromptCacheKey CacheKeyFunc
 	// PromptCacheRetention, if set, is sent as prompt_cache_retention:
 	// "in_memory" keeps a cached prefix for minutes of inactivity (an hour
 	// at most), "24h" (extended caching) up to a day, at no extra price
 	// per token. Empty leaves it to the API, whose default depends on the
 	// model and the organization's data retention (recent models take
-	// only "24h"). For the newer prompt_cache_options, use
-	// option.WithJSONSet in RequestOptions.
+	// only "24h").
 	PromptCacheRetention string
 	// NoNativeOutput makes NativeOutput report false, for a server that
 	// does not take a json_schema response_format (or text.format): the
