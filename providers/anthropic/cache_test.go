@@ -45,7 +45,10 @@ func TestCacheBreakpoints(t *testing.T) {
 		cfg    Config
 		marks  int
 	}{
-		{"cache_none", Config{}, 0},
+		{"cache_none", Config{PromptCache: PromptCache{Off: true}}, 0},
+		{"cache_default", Config{}, 4},
+		{"cache_default_1h", Config{PromptCache: PromptCache{TTL: "1h"}}, 4},
+		{"cache_prompt_alone", Config{CachePrompt: true}, 0},
 		{"cache_tools_system", Config{PromptCache: PromptCache{Tools: true, System: true}}, 2},
 		{"cache_turns", Config{PromptCache: PromptCache{Turns: 2}}, 2},
 		{"cache_all_1h", Config{PromptCache: PromptCache{Tools: true, System: true, Turns: 2, TTL: "1h"}}, 4},
@@ -141,7 +144,7 @@ func TestCachedToolsUnmarked(t *testing.T) {
 	for _, spec := range req.Tools {
 		assert.Equal(t, 0, countMarks(mustDecode(t, replay.JSON(t, m.tool(spec).param))), spec.Name)
 	}
-	other := mustNew(t, Config{APIKey: "unused"})
+	other := mustNew(t, Config{APIKey: "unused", PromptCache: PromptCache{Off: true}})
 	p, err := other.params(req)
 	require.NoError(t, err)
 	assert.Equal(t, 0, countMarks(mustDecode(t, replay.JSON(t, p))))
@@ -152,4 +155,61 @@ func mustDecode(t *testing.T, s string) any {
 	var v any
 	require.NoError(t, json.Unmarshal([]byte(s), &v))
 	return v
+}
+
+func TestDefaultPromptCache(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want PromptCache
+	}{
+		{"zero", Config{}, PromptCache{Tools: true, System: true, Turns: 2}},
+		{"TTL only", Config{PromptCache: PromptCache{TTL: "1h"}}, PromptCache{Tools: true, System: true, Turns: 2, TTL: "1h"}},
+		{"off", Config{PromptCache: PromptCache{Off: true}}, PromptCache{Off: true}},
+		{"off wins", Config{PromptCache: PromptCache{Off: true, Turns: 2}}, PromptCache{Off: true, Turns: 2}},
+		{"explicit", Config{PromptCache: PromptCache{System: true}}, PromptCache{System: true}},
+		{"CachePrompt keeps its one breakpoint", Config{CachePrompt: true}, PromptCache{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.APIKey = "unused"
+			m := mustNew(t, cfg)
+			assert.Equal(t, tt.want, m.cfg.PromptCache)
+			p, err := m.params(cacheRequest())
+			require.NoError(t, err)
+			body := mustDecode(t, replay.JSON(t, p)).(map[string]any)
+			delete(body, "cache_control")
+			assert.Equal(t, tt.want.breakpoints(), countMarks(body))
+		})
+	}
+}
+
+// TestDefaultBreakpointsFollowTheLoop checks that, with the default
+// placement, each request of a loop carries a breakpoint where the
+// previous request put its last one, so that it reads what that one
+// wrote.
+func TestDefaultBreakpointsFollowTheLoop(t *testing.T) {
+	m := mustNew(t, Config{APIKey: "unused"})
+	full := cacheRequest()
+	var prev string
+	for _, n := range []int{2, 4, 6} { // the question, then each tool round
+		req := *full
+		req.Messages = full.Messages[:n]
+		p, err := m.params(&req)
+		require.NoError(t, err)
+		last := p.Messages[len(p.Messages)-1]
+		mark := replay.JSON(t, last.Content[len(last.Content)-1])
+		require.Contains(t, mark, "cache_control", "the last turn is marked")
+		if prev != "" {
+			var found bool
+			for _, msg := range p.Messages {
+				for _, b := range msg.Content {
+					found = found || replay.JSON(t, b) == prev
+				}
+			}
+			assert.True(t, found, "the block the previous request marked last is marked in this one too: %s", prev)
+		}
+		prev = mark
+	}
 }

@@ -68,19 +68,37 @@ const MaxBreakpoints = 4
 
 // PromptCache says where to put prompt-cache breakpoints (cache_control
 // markers): the API caches the request up to each breakpoint, and the
-// next request that starts the same way reads it from the cache, for a
-// tenth of the price of input (writes cost a quarter more, or twice as
-// much for an hour). Usage reports reads and writes apart. The zero value
-// sets none.
+// next request that starts the same way reads it from the cache.
+//
+// What it costs: the tokens a request writes to the cache cost 1.25 times
+// the input price (2 times with TTL "1h"), and the tokens it reads 0.1
+// times; Usage reports reads and writes apart. A prefix shorter than the
+// model's minimum (1,024 tokens for most models, more for some) is
+// neither written nor read, so a breakpoint on it costs nothing. In a
+// loop, each request reads the transcript the previous one wrote and
+// writes only the new turn: after the first turn, most of the input is
+// billed at a tenth. A request that no other follows within the TTL pays
+// a quarter more for the part it wrote; one-off requests may set Off.
+//
+// The zero value places the default breakpoints, where they pay in a
+// loop: on the tools, on the system prompt and on the last two user
+// turns ({Tools: true, System: true, Turns: 2}, all [MaxBreakpoints] of
+// them), with the TTL said. A PromptCache with Tools, System or Turns set
+// places those breakpoints only; Off places none. With the deprecated
+// Config.CachePrompt set, the default is none (CachePrompt's own
+// breakpoint stays as it was).
 //
 // The API takes at most [MaxBreakpoints] breakpoints, counting
 // Config.CachePrompt as one: a PromptCache that could need more is an
 // error ([ErrConfig]).
 type PromptCache struct {
-	// Tools marks the last tool, caching every tool definition.
+	// Tools marks the last tool, caching every tool definition: it
+	// still hits when the system prompt changes (a system message added
+	// mid-run, which this package moves into the system prompt).
 	Tools bool
 	// System marks the last block of the system prompt, caching the tools
-	// and the system prompt.
+	// and the system prompt: it still hits when the transcript changes
+	// (compacted, or a result cleared).
 	System bool
 	// Turns marks the last block of each of the latest Turns user turns
 	// (user messages and tool results, which the API sends as user
@@ -90,10 +108,29 @@ type PromptCache struct {
 	// TTL is how long the cache lives: "5m" or "1h". Empty means the
 	// API's default, five minutes.
 	TTL string
+	// Off places no breakpoints, whatever the fields above say.
+	Off bool
+}
+
+// defaultPromptCache is where the zero PromptCache places breakpoints.
+var defaultPromptCache = PromptCache{Tools: true, System: true, Turns: 2}
+
+// resolve returns c with the default placement if it says none, unless
+// Off or cachePrompt (the deprecated Config.CachePrompt) is set.
+func (c PromptCache) resolve(cachePrompt bool) PromptCache {
+	if c.Off || cachePrompt || c.Tools || c.System || c.Turns != 0 {
+		return c
+	}
+	d := defaultPromptCache
+	d.TTL = c.TTL
+	return d
 }
 
 // breakpoints returns the most breakpoints c can set.
 func (c PromptCache) breakpoints() int {
+	if c.Off {
+		return 0
+	}
 	n := c.Turns
 	if c.Tools {
 		n++

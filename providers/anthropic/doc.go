@@ -112,6 +112,24 @@
 // anything is sent; so does (without ErrConfig) one whose format has no
 // schema or a schema that is not a JSON object.
 //
+// # Prompt caching
+//
+// By default ([PromptCache]'s zero value) each request carries four cache
+// breakpoints: on the last tool, on the system prompt and on the last
+// two user turns. Each turn of a loop then reads the transcript the turn
+// before wrote, billed at 0.1 times the input price, and writes only
+// what is new, at 1.25 times (2 times with a one-hour TTL); a prefix
+// shorter than the model's minimum is not cached and costs nothing more.
+// The breakpoints on the tools and the system prompt keep them cached
+// when the transcript changes below them (compaction, a cleared result).
+// PromptCache{Off: true} sends none. Usage reports cache reads and writes
+// (CacheReadTokens, CacheWriteTokens).
+//
+// A cache hits only on a prefix byte for byte the same, so the same
+// transcript and tools always give the same request bytes: the tools in
+// the order the request lists them (the loop sorts them by name), each
+// schema written with its keys sorted, whatever order they came in.
+//
 // # Streaming, retries and errors
 //
 // [Model.Stream] yields text and thinking deltas as they arrive and a

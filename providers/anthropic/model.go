@@ -67,7 +67,8 @@ type Config struct {
 	// "xhigh" or "max", as the model accepts. Sent as output_config.effort.
 	Effort string
 	// PromptCache places prompt-cache breakpoints on the tools, the system
-	// prompt and the latest turns; the zero value places none.
+	// prompt and the latest turns; the zero value places them where they
+	// pay in a loop (see [PromptCache] for where, and what they cost).
 	PromptCache PromptCache
 	// CachePrompt asks the API to cache the prompt (a top-level
 	// cache_control, which the API applies to the request's last block,
@@ -126,6 +127,7 @@ func New(cfg Config) (*Model, error) {
 	if !explicit {
 		cfg.MaxTokens = DefaultMaxTokens + max(cfg.Thinking.Budget, 0)
 	}
+	cfg.PromptCache = cfg.PromptCache.resolve(cfg.CachePrompt)
 	if err := check(&cfg, explicit); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/providers/internal/wire"
@@ -270,24 +271,12 @@ func (m *Model) tool(spec toolloop.ToolSpec) convertedTool {
 		for _, n := range notes {
 			m.log.Debug("anthropic: tool schema loosened for the API", "tool", spec.Name, "change", n)
 		}
-		in := sdk.ToolInputSchemaParam{Properties: schema["properties"]}
-		if req, ok := schema["required"].([]any); ok {
-			for _, v := range req {
-				if s, ok := v.(string); ok {
-					in.Required = append(in.Required, s)
-				}
-			}
-		}
-		for k, v := range schema {
-			switch k {
-			case "type", "properties", "required":
-			default:
-				if in.ExtraFields == nil {
-					in.ExtraFields = map[string]any{}
-				}
-				in.ExtraFields[k] = v
-			}
-		}
+		// The schema goes out as a whole, encoded as a map is, with its
+		// keys sorted: the SDK writes the extra fields of a
+		// ToolInputSchemaParam in map order, which would change the
+		// request's bytes from one request to the next and miss the
+		// prompt cache.
+		in := param.Override[sdk.ToolInputSchemaParam](schema)
 		t := &sdk.ToolParam{Name: spec.Name, InputSchema: in}
 		if spec.Description != "" {
 			t.Description = sdk.String(spec.Description)

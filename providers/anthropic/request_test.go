@@ -91,7 +91,7 @@ func TestUnknownRoleIsAnError(t *testing.T) {
 
 func TestSchemaLoosenedAndLogged(t *testing.T) {
 	var logs replay.LogRecorder
-	m := mustNew(t, Config{APIKey: "unused", Logger: slog.New(&logs)})
+	m := mustNew(t, Config{APIKey: "unused", Logger: slog.New(&logs), PromptCache: PromptCache{Off: true}})
 	spec := toolloop.ToolSpec{Name: "pick", Description: "Pick one.",
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"oneOf":[{"required":["a"]},{"required":["b"]}]}`)}
 	p, err := m.params(&toolloop.Request{Tools: []toolloop.ToolSpec{spec}})

@@ -108,6 +108,23 @@
 // CacheReadTokens is cachedContentTokenCount. Input and output add up to
 // totalTokenCount.
 //
+// # Prompt caching
+//
+// Gemini 2.5 and later models cache on their own (implicit caching): a
+// request whose start, the system instruction, the tools and the first
+// contents, is the same as a recent request's is billed at a fraction of
+// the input price for that prefix (a tenth on Gemini 2.5 and later;
+// Usage.CacheReadTokens), with nothing to set and nothing to pay for
+// storage. What makes it hit is a stable prefix, so the same transcript
+// and tools always give the same request: the tools in the order the
+// request lists them (the loop sorts them by name), schemas, arguments
+// and results encoded with their keys sorted.
+//
+// Explicit caching is an option: [Model.CreateCache] stores a request's
+// system instruction and tools in a cache of its own, billed for storage
+// by the hour, and Config.CachedContent sends its name with every request,
+// which then leaves those out, as the API requires.
+//
 // # Tools
 //
 // Each tool is a function declaration whose parametersJsonSchema is its

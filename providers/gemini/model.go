@@ -74,6 +74,20 @@ type Config struct {
 	// arrive as reasoning deltas and as reasoning blocks with Summary set.
 	IncludeThoughts bool
 
+	// CachedContent, if set, names a cached content ("cachedContents/...")
+	// that every request starts with, sent as cachedContent: an explicit
+	// cache, made for this model, holding the system instruction and the
+	// tools of the requests (CreateCache makes one from a request). The
+	// API takes no system instruction, tools or tool config beside a
+	// cache, so requests leave them out, tool choice included (logged at
+	// debug level when it asked for more than auto). Cached tokens are
+	// billed at a fraction of the input price (a tenth on Gemini 2.5 and
+	// later), and the cache's storage by the hour, per token, for as long
+	// as it lives; a cache holds at least the model's minimum (1,024 to
+	// 4,096 tokens). Empty sends none: implicit caching (see the package
+	// documentation) needs nothing set.
+	CachedContent string
+
 	// MaxRetries is how many times the SDK retries a request that failed
 	// with a connection error, 408, 429, 500, 502, 503 or 504, backing off
 	// exponentially from one second (the SDK does not read Retry-After).

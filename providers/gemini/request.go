@@ -20,8 +20,22 @@ const (
 	roleModel = genai.RoleModel
 )
 
-// params maps a request to the SDK's contents and configuration.
+// params maps a request to the SDK's contents and configuration, with
+// Config.CachedContent and Config.EditRequest applied.
 func (m *Model) params(req *toolloop.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+	contents, config, err := m.mapRequest(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.useCache(config)
+	if m.cfg.EditRequest != nil {
+		m.cfg.EditRequest(config)
+	}
+	return contents, config, nil
+}
+
+// mapRequest maps a request to the SDK's contents and configuration.
+func (m *Model) mapRequest(req *toolloop.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	config := &genai.GenerateContentConfig{}
 	toolConfig, err := toolConfig(req)
 	if err != nil {
@@ -70,9 +84,6 @@ func (m *Model) params(req *toolloop.Request) ([]*genai.Content, *genai.Generate
 	if p := m.cfg.HTTPOptions.ExtrasRequestProvider; p != nil {
 		// The SDK reads this one from the request's options only.
 		config.HTTPOptions = &genai.HTTPOptions{ExtrasRequestProvider: p}
-	}
-	if m.cfg.EditRequest != nil {
-		m.cfg.EditRequest(config)
 	}
 	return contents, config, nil
 }

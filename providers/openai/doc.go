@@ -80,6 +80,21 @@
 //   - A server that sends no total_tokens: completion_tokens is taken as
 //     it is.
 //
+// # Prompt caching
+//
+// OpenAI caches the prefix of every prompt of 1,024 tokens or more on its
+// own, free to write, and bills cached input at a fraction of the input
+// price (Usage.CacheReadTokens). What decides whether a request hits is
+// its start, byte for byte, and the machine it lands on: both APIs send
+// the same transcript and tools as the same bytes (tools in the order the
+// request lists them, which the loop sorts by name; schemas with their
+// keys sorted), and on OpenAI's own API each request carries a
+// prompt_cache_key, one per conversation ([ConversationKey]), so that the
+// turns of a conversation land where the turns before them are cached.
+// Config.PromptCacheKey sets another key, or none;
+// Config.PromptCacheRetention asks for extended ("24h") or in-memory
+// retention.
+//
 // # Reasoning
 //
 // Reasoning that servers send beyond OpenAI's types is kept as reasoning

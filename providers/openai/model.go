@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -71,6 +70,30 @@ type Config struct {
 	// transcript, with the model's earlier reasoning as encrypted content.
 	// Chat Completions ignores it.
 	Store bool
+	// PromptCacheKey returns each request's prompt_cache_key, which
+	// OpenAI combines with the request's first tokens to send it to the
+	// machine that holds its cached prefix: requests of one conversation
+	// under one key find the turns before them cached. Nil means
+	// [ConversationKey] (one key per conversation) on OpenAI's own API
+	// (no BaseURL, or one on api.openai.com, and no RequestOptions, which
+	// may point elsewhere), and none on other servers, not all of which
+	// take the field. A func that returns "" sends none; ConversationKey
+	// itself sends the default key to any server.
+	//
+	// OpenAI caches prompts of 1,024 tokens or more on its own, charging
+	// nothing to write the cache, and bills cached input at a fraction of
+	// the input price (a tenth for the GPT-5 family, a quarter for
+	// GPT-4.1, half for GPT-4o); Usage reports it as CacheReadTokens. A
+	// key sent by more than about 15 requests a minute spills over to
+	// other machines and hits less.
+	PromptCacheKey CacheKeyFunc
+	// PromptCacheRetention, if set, is sent as prompt_cache_retention:
+	// "in_memory" keeps a cached prefix for minutes of inactivity (an hour
+	// at most), "24h" (extended caching) up to a day, at no extra price
+	// per token. Empty leaves it to the API, whose default depends on the
+	// model and the organization's data retention (recent models take
+	// only "24h").
+	PromptCacheRetention string
 	// NoNativeOutput makes NativeOutput report false, for a server that
 	// does not take a json_schema response_format (or text.format): the
 	// loop then asks for a typed answer through a tool it adds.
@@ -140,7 +163,7 @@ func checkKey(cfg *Config) error {
 	if cfg.APIKey != "" || os.Getenv("OPENAI_API_KEY") != "" || len(cfg.RequestOptions) > 0 {
 		return nil
 	}
-	if s := serverOf(cfg.BaseURL); s != openAIHost && !strings.HasPrefix(s, openAIHost+"/") {
+	if !isOpenAI(serverOf(cfg.BaseURL)) {
 		return nil
 	}
 	return wire.MissingKey("openai: no API key for OpenAI's API: set Config.APIKey or the OPENAI_API_KEY environment variable (for another server, set Config.BaseURL)")

@@ -47,6 +47,10 @@ func (m *Model) params(req *toolloop.Request) (oai.ChatCompletionNewParams, erro
 	if m.cfg.ReasoningEffort != "" {
 		p.ReasoningEffort = shared.ReasoningEffort(m.cfg.ReasoningEffort)
 	}
+	if key := cacheKey(&m.cfg, m.server, req); key != "" {
+		p.PromptCacheKey = oai.String(key)
+	}
+	p.PromptCacheRetention = oai.ChatCompletionNewParamsPromptCacheRetention(m.cfg.PromptCacheRetention)
 	return p, nil
 }
 

@@ -71,6 +71,10 @@ func (m *ResponsesModel) params(req *toolloop.Request) (responses.ResponseNewPar
 	if m.cfg.Temperature != nil {
 		p.Temperature = oai.Float(*m.cfg.Temperature)
 	}
+	if key := cacheKey(&m.cfg, m.chat.server, req); key != "" {
+		p.PromptCacheKey = oai.String(key)
+	}
+	p.PromptCacheRetention = responses.ResponseNewParamsPromptCacheRetention(m.cfg.PromptCacheRetention)
 	return p, nil
 }
 
