@@ -309,6 +309,10 @@ func (p *printer) print(e toolloop.Event) {
 		p.message(markNote, sgrYellow, "transcript repaired", strings.Join(e.Repairs, "\n"))
 	case toolloop.EventTranscriptEdited:
 		p.edit(e.Edit)
+	case toolloop.EventCacheBust:
+		if p.o.Verbose {
+			p.bust(e)
+		}
 	case toolloop.EventUserMessage:
 		p.delivered(e)
 	case toolloop.EventRunInterrupted:
@@ -679,6 +683,25 @@ func (p *printer) edit(ed *toolloop.TranscriptEdit) {
 	p.line(markEdit, sgrDim, msg)
 }
 
+// bust prints a cache bust: what changed, and how much of the previous
+// request the new one kept.
+func (p *printer) bust(e toolloop.Event) {
+	b := e.CacheBust
+	if b == nil {
+		return
+	}
+	msg := "prompt cache busted (turn " + strconv.Itoa(e.Turn) + "): " + string(b.Reason)
+	if b.Detail != "" {
+		d, cut := clip(b.Detail, 200)
+		if cut > 0 {
+			d += "…"
+		}
+		msg += " (" + d + ")"
+	}
+	msg += ", " + strconv.Itoa(b.Kept) + " of " + plural(b.Previous, "message") + " kept"
+	p.line(markInfo, sgrDim, msg)
+}
+
 func (p *printer) end(v *runView, e toolloop.Event) {
 	p.endLine()
 	switch {
@@ -695,6 +718,9 @@ func (p *printer) end(v *runView, e toolloop.Event) {
 	msg := "done: " + string(orStop(e.StopReason))
 	if u := e.Usage; u != nil && u.InputTokens+u.OutputTokens > 0 {
 		msg += ", " + strconv.FormatInt(u.InputTokens, 10) + " tokens in, " + strconv.FormatInt(u.OutputTokens, 10) + " out"
+		if u.CacheReadTokens > 0 {
+			msg += " (" + strconv.FormatFloat(100*u.CacheHitRatio(), 'f', 0, 64) + "% of input cached)"
+		}
 	}
 	if a := e.Accounting; a != nil {
 		if a.ToolCalls > 0 {
