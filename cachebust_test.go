@@ -338,3 +338,25 @@ func TestCompactorRarely(t *testing.T) {
 	assert.LessOrEqual(t, n, turns/4, "at most one compaction every four turns")
 	assert.Len(t, busts(rec), n, "each compaction busts the cache once")
 }
+
+// TestCacheBustSteering: messages sent into a run, and follow-ups, are
+// appended to its transcript, which busts nothing.
+func TestCacheBustSteering(t *testing.T) {
+	in := &toolloop.Inbox{}
+	var reg toolloop.ToolRegistry
+	reg.MustRegister(toolloop.NewTool("step", "Takes a step.", func(context.Context, struct{}) (any, error) {
+		in.Send(toolloop.UserMessage("and mind the tests"))
+		return "stepped", nil
+	}))
+	in.FollowUp(toolloop.UserMessage("and then?"))
+	rec := &looptest.Recorder{}
+	l := &toolloop.AgentLoop{Tools: &reg, OnEvent: rec.Record, Model: looptest.NewModel(t,
+		looptest.Turn{Reply: looptest.Calls(looptest.Call("c1", "step", `{}`))},
+		looptest.Turn{Reply: looptest.Text("first")},
+		looptest.Turn{Reply: looptest.Text("done")})}
+	res, err := l.Run(toolloop.WithInbox(context.Background(), in), []toolloop.Message{toolloop.UserMessage("go")})
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.Turns)
+	assert.Len(t, rec.Of(toolloop.EventUserMessage), 2, "both messages were delivered")
+	assert.Empty(t, busts(rec))
+}

@@ -18,8 +18,9 @@ type PrinterOptions struct {
 	Color Color
 	// Verbose also prints what is usually noise: each call as it starts,
 	// argument repairs, allowed guard verdicts, every hook effect, model
-	// requests, progress, partial output, the stack of a panic, the run's
-	// start and a summary of its end.
+	// requests and prompt cache busts, progress, partial output, the stack
+	// of a panic, the run's start and a summary of its end (with the part
+	// of the input the prompt cache served).
 	Verbose bool
 	// HideReasoning leaves out the model's visible reasoning, which is
 	// printed dimmed and marked by default.
