@@ -3,6 +3,7 @@ package toolloop
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 )
 
@@ -70,3 +71,53 @@ func BenchmarkCallTurn(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCacheCheck is what telling a cache bust costs per model
+// request (see EventCacheBust), on transcripts of 100 and 1,000 turns
+// with 20 tools: a turn that appended to the run's transcript (the
+// usual case); one whose tool list is a new slice of the same specs (as
+// with the tool search or output tool); and two whose messages are
+// compared one by one: a request a hook copied to a new array, and one
+// after an edit halfway (it compares up to the edit).
+func BenchmarkCacheCheck(b *testing.B) {
+	tools := make([]ToolSpec, 20)
+	for i := range tools {
+		tools[i] = ToolSpec{Name: "tool_" + string(rune('a'+i)), Description: "Does a thing.", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	}
+	for _, n := range []int{100, 1000} {
+		msgs := []Message{SystemMessage("sys"), UserMessage("task")}
+		for i := range n {
+			id := "c" + string(rune('0'+i%10))
+			msgs = append(msgs, Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: id, Name: "read", Arguments: benchArgs}}},
+				ToolMessage(&ToolResult{CallID: id, Name: "read", Status: StatusOK, Content: []Content{TextContent("output")}}))
+		}
+		prev := msgs[:len(msgs)-2]
+		copied := append([]Message(nil), msgs...)
+		edited := append([]Message(nil), msgs...)
+		edited[len(msgs)/2] = ToolMessage(&ToolResult{CallID: "x", Name: "read", Status: StatusOK})
+		cases := []struct {
+			name            string
+			cur, transcript []Message
+			tools           []ToolSpec
+			editAt          int
+		}{
+			{"append", msgs, msgs, tools, len(prev)},
+			{"new-tool-slice", msgs, msgs, append([]ToolSpec(nil), tools...), len(prev)},
+			{"hook-copied", copied, msgs, tools, len(prev)},
+			{"edited-half", edited, edited, tools, len(msgs) / 2},
+		}
+		for _, c := range cases {
+			b.Run(c.name+"/turns="+itoa(n), func(b *testing.B) {
+				req := &Request{Messages: c.cur, Tools: c.tools}
+				var w cacheWatch
+				b.ReportAllocs()
+				for b.Loop() {
+					w = cacheWatch{on: true, own: true, msgs: prev, tools: tools, editAt: c.editAt}
+					sink = w.check(req, c.transcript)
+				}
+			})
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -162,6 +162,21 @@ func turnStart(msgs []Message, k int) (i int, ok bool) {
 	return 0, false
 }
 
+// turnsFrom counts the turns from the one message i belongs to to the
+// end: 1 for the last turn.
+func turnsFrom(msgs []Message, i int) int {
+	n := 0
+	for _, m := range msgs[i:] {
+		if m.Role == RoleAssistant {
+			n++
+		}
+	}
+	if msgs[i].Role != RoleAssistant {
+		n++ // its turn began before it
+	}
+	return n
+}
+
 // DefaultKeepTurns is how many recent turns the context managers keep
 // whole when their KeepTurns is 0.
 const DefaultKeepTurns = 3
@@ -175,10 +190,14 @@ const DefaultKeepTurns = 3
 // It clears the results of every turn but the KeepTurns most recent, once
 // the request passes When, or at once when the model's context
 // overflowed. Each clearing changes the transcript's prefix, which costs
-// the provider's prompt cache; a When threshold makes clearings rarer and
-// larger.
+// the provider's prompt cache (see [EventCacheBust]), so it clears in
+// batches: a When threshold makes clearings rarer and larger, and without
+// one it waits until KeepTurns turns beyond the kept ones have results to
+// clear, then clears them at once.
 type ClearToolResults struct {
-	// When says when to clear; the zero value clears on every turn.
+	// When says when to clear; the zero value clears by turns, once the
+	// oldest result to clear is 2×KeepTurns turns old (for KeepTurns 3,
+	// every third turn, keeping the results of the last 3 to 5 turns).
 	When Threshold
 	// KeepTurns is how many of the most recent turns keep their results;
 	// 0 means DefaultKeepTurns. On overflow, at least the last turn's
@@ -239,6 +258,9 @@ func (c *ClearToolResults) ManageContext(_ context.Context, in *ContextInput) (*
 	}
 	if len(edit.Splices) == 0 || (!in.Overflow && freed < c.MinFreed) {
 		return nil, nil
+	}
+	if !in.Overflow && c.When.zero() && turnsFrom(in.Messages, edit.Splices[0].Start) < 2*keep {
+		return nil, nil // not a batch yet
 	}
 	return edit, nil
 }
@@ -317,6 +339,9 @@ func (rn *runState) applyEdit(res *RunResult, edit *TranscriptEdit) error {
 	e.Splices = slices.Clone(edit.Splices)
 	e.TokensBefore = rn.tokens.count(res.Messages)
 	e.TokensAfter = rn.tokens.edited(res.Messages, edit, out)
+	if rn.observed {
+		rn.cache.edited(edit, len(res.Messages))
+	}
 	res.Messages = out
 	res.Usage.Add(edit.Usage)
 	rn.price(res, edit.Model, edit.Usage)

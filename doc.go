@@ -55,7 +55,13 @@
 //     wrap-up turn for its final answer, and ends with a [*BudgetError]
 //     that names the limit.
 //
-// [RunResult] reports what the run spent in its [Accounting].
+// [RunResult] reports what the run spent in its [Accounting], and
+// [Usage.CacheHitRatio] how much of its input the provider's prompt
+// cache served. Every edit of a transcript's older messages, and every
+// change of the tools or the system prompt, costs that cache: an observed
+// run reports each request that does not begin with the whole of the
+// previous one as an [EventCacheBust] event, with the reason, so the
+// managers clear in batches and compact rarely.
 //
 // # Control of each turn
 //

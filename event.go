@@ -48,6 +48,18 @@ const (
 
 	// EventModelRequest: the loop is asking the model for a turn.
 	EventModelRequest EventType = "model.request"
+	// EventCacheBust: the request the loop is about to send does not
+	// begin with the whole of the run's previous request, so the
+	// provider's prompt cache cannot serve it from what that request
+	// wrote; CacheBust says what changed (tools, a system message, the
+	// tool choice, a transcript edit). It comes just before the turn's
+	// model.request. Appending the model's turn, the results and new
+	// messages is how a transcript grows, and busts nothing. The first
+	// request of a run, or of a resumed run, is compared with nothing;
+	// a driver that takes turns itself (AgentLoop.ModelRequest, as the
+	// temporal package does) gets none of these events. It is durable:
+	// it explains a run's cost after the run, and comes rarely.
+	EventCacheBust EventType = "cache.bust"
 	// EventModelDelta: a streamed text delta, in Text.
 	EventModelDelta EventType = "model.delta"
 	// EventModelReasoningDelta: a streamed delta of the model's visible
@@ -187,6 +199,9 @@ type Event struct {
 	// Job is the background job of a job.started or job.finished event,
 	// and the one whose end a user.message of OriginJob tells.
 	Job *Job `json:"job,omitempty"`
+	// CacheBust says why a request's prefix differs from the previous
+	// request's, on cache.bust.
+	CacheBust *CacheBust `json:"cache_bust,omitempty"`
 	// Accounting is what the run has spent, on run.paused, run.limit and
 	// run.end.
 	Accounting *Accounting `json:"accounting,omitempty"`

@@ -460,6 +460,11 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, 
 	if len(l.ContextManagers) > 0 {
 		rn.tokens.specs = estimateSpecs(req.Tools)
 	}
+	if rn.observed {
+		if b := rn.cache.check(req, msgs); b != nil {
+			rn.emit(&Event{Type: EventCacheBust, CacheBust: b})
+		}
+	}
 	rn.emit(&Event{Type: EventModelRequest})
 	if rn.steer != nil {
 		rn.steer.partial = rn.steer.partial[:0]

@@ -166,6 +166,18 @@ func (u *Usage) Add(o Usage) {
 	u.ReasoningTokens += o.ReasoningTokens
 }
 
+// CacheHitRatio is the part of the input tokens served from the
+// provider's prompt cache: CacheReadTokens over InputTokens, 0 when there
+// were none. On a run's Accounting (RunResult.Usage) it is the ratio of
+// the whole run: cached input is billed at a fraction of the price, so it
+// says most of what the run's input cost.
+func (u *Usage) CacheHitRatio() float64 {
+	if u.InputTokens <= 0 {
+		return 0
+	}
+	return float64(u.CacheReadTokens) / float64(u.InputTokens)
+}
+
 // ToolCall is a model's request to run a tool. ID is echoed back verbatim
 // in the [ToolResult] that answers it.
 type ToolCall struct {

@@ -70,6 +70,8 @@ type runState struct {
 	jobs  *jobs
 	// jobReq keeps the tools of the last request (see jobRequest).
 	jobReq jobReq
+	// cache keeps the last request, to tell a cache bust (observed runs).
+	cache cacheWatch
 	// driver: the run makes requests for a driver (ModelRequest), which
 	// runs the jobs itself.
 	driver bool

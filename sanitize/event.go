@@ -103,6 +103,12 @@ func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 			e.Edit = &ed
 		}
 	}
+	if e.CacheBust != nil {
+		b := *e.CacheBust
+		if w.str(&b.Detail) {
+			e.CacheBust = &b
+		}
+	}
 	w.str(&e.Error)
 	return e
 }

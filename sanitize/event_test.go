@@ -36,6 +36,7 @@ var unredacted = map[string]bool{
 	"ToolError.Kind":         true,
 	"ResultMeta.Source":      true,
 	"TranscriptEdit.CallIDs": true,
+	"CacheBust.Reason":       true,
 	"Event.ParentRunID":      true, "Event.ParentCallID": true, "PendingCall.ParentCallID": true,
 	"PauseState.RunID": true, "ToolExecution.CallID": true,
 	"Event.Origin": true, "QueuedMessage.Origin": true, "Interrupt.Mode": true,

@@ -19,6 +19,7 @@ var allTypes = []toolloop.EventType{
 	toolloop.EventModelRetry, toolloop.EventModelFallback, toolloop.EventTurnSentBack, toolloop.EventOutputInvalid,
 	toolloop.EventUserMessage, toolloop.EventRunInterrupted,
 	toolloop.EventJobStarted, toolloop.EventJobOutput, toolloop.EventJobFinished,
+	toolloop.EventCacheBust,
 }
 
 const runID = "run_1"
@@ -121,6 +122,13 @@ func runEnd(stop toolloop.StopReason, err string) toolloop.Event {
 	return e
 }
 
+// cachedEnd is runEnd whose input was 90% served from the prompt cache.
+func cachedEnd() toolloop.Event {
+	e := runEnd(toolloop.StopEnd, "")
+	e.Accounting.Usage.CacheReadTokens = 270
+	return e
+}
+
 func userMessage(origin toolloop.Origin, text string) toolloop.Event {
 	e := ev(toolloop.EventUserMessage)
 	e.Origin, e.Messages = origin, []toolloop.Message{toolloop.UserMessage(text)}
@@ -175,6 +183,15 @@ func edited() toolloop.Event {
 	e := ev(toolloop.EventTranscriptEdited)
 	e.Edit = &toolloop.TranscriptEdit{Strategy: "clear_tool_results", Reason: "threshold",
 		CallIDs: []string{"c0", "c1"}, TokensBefore: 12000, TokensAfter: 3000}
+	return e
+}
+
+// bust is a cache bust of turn 3: a clearing changed message 3 of the
+// previous request's 4.
+func bust() toolloop.Event {
+	e := ev(toolloop.EventCacheBust)
+	e.Turn = 3
+	e.CacheBust = &toolloop.CacheBust{Reason: toolloop.BustEdit, Detail: "clear_tool_results", Kept: 3, Previous: 4}
 	return e
 }
 

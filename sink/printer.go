@@ -18,8 +18,9 @@ type PrinterOptions struct {
 	Color Color
 	// Verbose also prints what is usually noise: each call as it starts,
 	// argument repairs, allowed guard verdicts, every hook effect, model
-	// requests, progress, partial output, the stack of a panic, the run's
-	// start and a summary of its end.
+	// requests and prompt cache busts, progress, partial output, the stack
+	// of a panic, the run's start and a summary of its end (with the part
+	// of the input the prompt cache served).
 	Verbose bool
 	// HideReasoning leaves out the model's visible reasoning, which is
 	// printed dimmed and marked by default.
@@ -309,6 +310,10 @@ func (p *printer) print(e toolloop.Event) {
 		p.message(markNote, sgrYellow, "transcript repaired", strings.Join(e.Repairs, "\n"))
 	case toolloop.EventTranscriptEdited:
 		p.edit(e.Edit)
+	case toolloop.EventCacheBust:
+		if p.o.Verbose {
+			p.bust(e)
+		}
 	case toolloop.EventUserMessage:
 		p.delivered(e)
 	case toolloop.EventRunInterrupted:
@@ -679,6 +684,25 @@ func (p *printer) edit(ed *toolloop.TranscriptEdit) {
 	p.line(markEdit, sgrDim, msg)
 }
 
+// bust prints a cache bust: what changed, and how much of the previous
+// request the new one kept.
+func (p *printer) bust(e toolloop.Event) {
+	b := e.CacheBust
+	if b == nil {
+		return
+	}
+	msg := "prompt cache busted (turn " + strconv.Itoa(e.Turn) + "): " + string(b.Reason)
+	if b.Detail != "" {
+		d, cut := clip(b.Detail, 200)
+		if cut > 0 {
+			d += "…"
+		}
+		msg += " (" + d + ")"
+	}
+	msg += ", " + strconv.Itoa(b.Kept) + " of " + plural(b.Previous, "message") + " kept"
+	p.line(markInfo, sgrDim, msg)
+}
+
 func (p *printer) end(v *runView, e toolloop.Event) {
 	p.endLine()
 	switch {
@@ -695,6 +719,9 @@ func (p *printer) end(v *runView, e toolloop.Event) {
 	msg := "done: " + string(orStop(e.StopReason))
 	if u := e.Usage; u != nil && u.InputTokens+u.OutputTokens > 0 {
 		msg += ", " + strconv.FormatInt(u.InputTokens, 10) + " tokens in, " + strconv.FormatInt(u.OutputTokens, 10) + " out"
+		if u.CacheReadTokens > 0 {
+			msg += " (" + strconv.FormatFloat(100*u.CacheHitRatio(), 'f', 0, 64) + "% of input cached)"
+		}
 	}
 	if a := e.Accounting; a != nil {
 		if a.ToolCalls > 0 {

@@ -246,7 +246,7 @@ func (s *slogSink) slim(e toolloop.Event) toolloop.Event {
 		CallID: e.CallID, Tool: e.Tool, Source: e.Source, SourceName: e.SourceName,
 		Stack: e.Stack, StopReason: e.StopReason, Usage: e.Usage, Accounting: e.Accounting,
 		Error: e.Error, Progress: e.Progress, Hook: e.Hook, Approval: e.Approval, Attempt: e.Attempt,
-		Origin: e.Origin, Interrupt: e.Interrupt,
+		Origin: e.Origin, Interrupt: e.Interrupt, CacheBust: e.CacheBust,
 	}
 	if e.Type == toolloop.EventUserMessage && s.o.Content {
 		for _, m := range e.Messages {
@@ -454,6 +454,11 @@ func (s *slogSink) attrs(e toolloop.Event, textBytes int) []slog.Attr {
 				a = usageAttrs(a, &ed.Usage)
 			}
 		}
+	case toolloop.EventCacheBust:
+		if b := e.CacheBust; b != nil {
+			a = append(a, slog.String("reason", string(b.Reason)), slog.Int("kept", b.Kept), slog.Int("previous", b.Previous))
+			text("detail", b.Detail)
+		}
 	case toolloop.EventModelRetry, toolloop.EventModelFallback:
 		if at := e.Attempt; at != nil {
 			a = append(a, slog.Int("attempt", at.Attempt), slog.Int("model", at.Model), slog.Duration("delay", at.Delay))
@@ -583,6 +588,9 @@ func usageAttrs(a []slog.Attr, u *toolloop.Usage) []slog.Attr {
 		if c.n != 0 {
 			a = append(a, slog.Int64(c.key, c.n))
 		}
+	}
+	if u.CacheReadTokens > 0 {
+		a = append(a, slog.Float64("cache_hit_ratio", u.CacheHitRatio()))
 	}
 	return a
 }

@@ -72,6 +72,10 @@ func TestSlogEvents(t *testing.T) {
 		{"transcript.repaired", nil, repaired("a", "b"), "WARN", map[string]any{"repairs": 2.0}},
 		{"transcript.edited", nil, edited(), "INFO", map[string]any{
 			"strategy": "clear_tool_results", "reason": "threshold", "tokens_before": 12000.0, "tokens_after": 3000.0, "cleared": 2.0}},
+		{"cache.bust", nil, bust(), "INFO", map[string]any{
+			"turn": 3.0, "reason": "edit", "detail": "clear_tool_results", "kept": 3.0, "previous": 4.0}},
+		{"run.end with cached input", nil, cachedEnd(), "INFO", map[string]any{
+			"input_tokens": 300.0, "cache_read_tokens": 270.0, "cache_hit_ratio": 0.9}},
 		{"run.limit", nil, limit("budget spent"), "WARN", map[string]any{"error": "budget spent", "tool_calls": 5.0}},
 		{"model.request", nil, ev(toolloop.EventModelRequest), "DEBUG", map[string]any{"run_id": runID, "turn": 1.0}},
 		{"model.delta", &sink.SlogOptions{Deltas: true}, delta(toolloop.EventModelDelta, "Hello"), "DEBUG", map[string]any{"bytes": 5.0}},
