@@ -18,6 +18,9 @@ import (
 // whatever context manager edited it.
 type brain struct {
 	task Task
+	// code makes the brain write each step's calls as one program for
+	// the code tool (see codeStep).
+	code bool
 }
 
 // stepOf returns the step the transcript's last assistant message took,
@@ -40,20 +43,25 @@ func stepOf(msgs []toolloop.Message) int {
 func failingTest(msgs []toolloop.Message) (string, bool) {
 	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == toolloop.RoleTool; i-- {
 		r := msgs[i].Result
-		if r == nil || r.Name != "run_tests" || r.Meta.Cleared {
+		if r == nil || (r.Name != "run_tests" && r.Name != "run_code") || r.Meta.Cleared {
 			continue
 		}
 		text := r.Text()
-		_, pkg, ok := strings.Cut(text, "FAIL\tgithub.com/acme/app/")
+		before, pkg, ok := strings.Cut(text, "FAIL\tgithub.com/acme/app/")
 		if !ok {
 			continue
 		}
 		pkg, _, _ = strings.Cut(pkg, "\t")
-		_, rest, ok := strings.Cut(text, "    ")
-		if !ok {
+		// The last file:line of the log's last failure.
+		fail := strings.LastIndex(before, "--- FAIL")
+		if fail < 0 {
 			continue
 		}
-		file, _, _ := strings.Cut(rest, ":")
+		at := strings.LastIndex(before[:fail], "\n    ")
+		if at < 0 {
+			continue
+		}
+		file, _, _ := strings.Cut(before[at+len("\n    "):], ":")
 		return pkg + "/" + file, true
 	}
 	return "", false
@@ -111,7 +119,11 @@ func (b *brain) respond(msgs []toolloop.Message) *toolloop.Response {
 	text := fmt.Sprintf("Step %d: I will %s with %d call(s).", step, what, len(calls))
 	msg := assistant(text)
 	msg.ToolCalls = calls
-	return &toolloop.Response{Message: msg, StopReason: toolloop.StopToolUse}
+	resp := &toolloop.Response{Message: msg, StopReason: toolloop.StopToolUse}
+	if b.code {
+		return codeStep(resp)
+	}
+	return resp
 }
 
 // summarize is the scripted summarizer of the Compactor: a summary of

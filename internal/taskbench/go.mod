@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/toolloop/toolloop v0.0.0-00010101000000-000000000000
+	github.com/toolloop/toolloop/codemode v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/anthropic v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/gemini v0.0.0-00010101000000-000000000000
 	github.com/toolloop/toolloop/providers/openai v0.0.0-00010101000000-000000000000
@@ -23,10 +24,14 @@ require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
+	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
+	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/pprof v0.0.0-20230207041349-798e818bf904 // indirect
 	github.com/google/s2a-go v0.1.8 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.4 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
@@ -58,6 +63,7 @@ require (
 // Development: the toolloop modules come from this checkout (see RELEASING.md).
 replace (
 	github.com/toolloop/toolloop => ../..
+	github.com/toolloop/toolloop/codemode => ../../codemode
 	github.com/toolloop/toolloop/providers/anthropic => ../../providers/anthropic
 	github.com/toolloop/toolloop/providers/gemini => ../../providers/gemini
 	github.com/toolloop/toolloop/providers/openai => ../../providers/openai

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/codemode"
 )
 
 // A Strategy is how a run manages its context.
@@ -14,14 +15,30 @@ type Strategy struct {
 	// managers returns the run's context managers; summarizer is the
 	// model a Compactor may use.
 	managers func(summarizer toolloop.Model) []toolloop.ContextManager
+	// code runs the session in code mode: the model is sent the code
+	// tool alone and writes one program per step (see codeStep).
+	code bool
 }
 
-// Strategies are the benchmark's context strategies: none, and the
-// library's context managers with their default settings.
+// Strategies are the benchmark's context strategies: none; the
+// library's context managers with their default settings; code mode,
+// with no context management; and clearing in batches.
 var Strategies = []Strategy{
 	{Name: "none", managers: func(toolloop.Model) []toolloop.ContextManager { return nil }},
 	{Name: "defaults", managers: func(summarizer toolloop.Model) []toolloop.ContextManager {
 		return []toolloop.ContextManager{&toolloop.ClearToolResults{}, &toolloop.Compactor{Model: summarizer}}
+	}},
+	{Name: "code", code: true, managers: func(toolloop.Model) []toolloop.ContextManager { return nil }},
+	// Not a default: what clearing in batches would give. Results are
+	// cleared only once the request passes 100,000 tokens, and then
+	// everything but the last three turns (at least 50,000 tokens'
+	// worth), so the transcript grows untouched for tens of turns
+	// between clearings.
+	{Name: "batched", managers: func(summarizer toolloop.Model) []toolloop.ContextManager {
+		return []toolloop.ContextManager{
+			&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 100_000}, MinFreed: 50_000},
+			&toolloop.Compactor{Model: summarizer},
+		}
 	}},
 }
 
@@ -136,7 +153,15 @@ func Run(ctx context.Context, task Task, p *Provider, s Strategy, keep bool) (*R
 	if err != nil {
 		return nil, err
 	}
-	b := &brain{task: task}
+	b := &brain{task: task, code: s.code}
+	reg := tools()
+	var filter toolloop.ToolFilter
+	if s.code {
+		reg.MustRegister(codemode.New(reg, nil))
+		// The model is sent the code tool alone: the other tools are the
+		// program's.
+		filter = toolloop.Only(toolloop.SelectNames("run_code"))
+	}
 	loop := &toolloop.AgentLoop{
 		// The brain decides the answer from the transcript the loop sends;
 		// the provider's model then builds the request, which the server
@@ -147,7 +172,8 @@ func Run(ctx context.Context, task Task, p *Provider, s Strategy, keep bool) (*R
 			main.reply(b.respond(req.Messages))
 			return model.Generate(ctx, req)
 		}),
-		Tools: tools(),
+		Tools:      reg,
+		ToolFilter: filter,
 		ContextManagers: s.managers(toolloop.ModelFunc(func(ctx context.Context, req *toolloop.Request) (*toolloop.Response, error) {
 			sum.reply(summarize(req.Messages))
 			return summodel.Generate(ctx, req)
