@@ -1,0 +1,5 @@
+//go:build !race
+
+package toolloop_test
+
+const raceEnabled = false
