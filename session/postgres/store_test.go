@@ -132,9 +132,15 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// Read marks a read once it has returned bytes: a read that blocks (the
+// driver's background reader, started when a write is slow on a loaded
+// machine) is not the end of a round trip until the answer comes.
 func (c *countingConn) Read(p []byte) (int, error) {
-	c.reading.Store(true)
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.reading.Store(true)
+	}
+	return n, err
 }
 
 // countedStore opens a Store through New on a pool of one connection
