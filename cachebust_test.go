@@ -77,7 +77,7 @@ func TestCacheBust(t *testing.T) {
 		name: "cleared results",
 		setup: func(t *testing.T, l *toolloop.AgentLoop) []looptest.Turn {
 			l.Tools = bigTools(2000)
-			l.ContextManagers = []toolloop.ContextManager{&toolloop.ClearToolResults{KeepTurns: 1}}
+			l.ContextManagers = []toolloop.ContextManager{&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 1}, KeepTurns: 1}}
 			return bigCalls(3)
 		},
 		// Before turn 3 the results of turn 1 are cleared, before turn 4
@@ -188,7 +188,7 @@ func TestCacheBust(t *testing.T) {
 func TestCacheBustKept(t *testing.T) {
 	rec := &looptest.Recorder{}
 	l := &toolloop.AgentLoop{Tools: bigTools(2000), OnEvent: rec.Record,
-		ContextManagers: []toolloop.ContextManager{&toolloop.ClearToolResults{KeepTurns: 1}}}
+		ContextManagers: []toolloop.ContextManager{&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 1}, KeepTurns: 1}}}
 	m := looptest.NewModel(t, bigCalls(2)...)
 	l.Model = m
 	_, err := l.Run(context.Background(), []toolloop.Message{toolloop.SystemMessage("sys"), toolloop.UserMessage("go")})
@@ -279,42 +279,56 @@ func TestCacheHitRatio(t *testing.T) {
 
 // TestClearToolResultsBatches measures how often ClearToolResults edits
 // the transcript, and so busts the prompt cache, over a long run: by
-// default once every KeepTurns turns, never on every turn.
+// default rarely, in batches that free at least half the threshold, never
+// on every turn.
 func TestClearToolResultsBatches(t *testing.T) {
-	const turns = 30
+	const turns = 40 // each turn adds a result of about 1,000 tokens
 	tests := []struct {
-		name  string
-		clear *toolloop.ClearToolResults
-		edits int
+		name   string
+		clear  *toolloop.ClearToolResults
+		window int
+		// edits is how many clearings the run makes; threshold and
+		// minFreed are what each must have passed and freed.
+		edits, threshold, minFreed int
 	}{
-		// Turns 1 to 3 are kept; from turn 7 on, every third turn
-		// clears three turns' results: before turns 7, 10, ..., 31.
-		{"by turns, keeping 3", &toolloop.ClearToolResults{}, 9},
-		{"by turns, keeping 1", &toolloop.ClearToolResults{KeepTurns: 1}, turns - 1},
-		{"by turns, keeping 5", &toolloop.ClearToolResults{KeepTurns: 5}, 5},
+		// Half the window, 10,000 tokens, is passed before turn 11; a
+		// clearing must free 5,000 tokens and keeps the last 3 turns,
+		// so the next waits until 5 more results are old enough: the
+		// clearings come before turns 11, 18, 25, 32 and 38.
+		{"the default, a window of 20,000", &toolloop.ClearToolResults{}, 20_000, 5, 10_000, 5_000},
+		// 100,000 tokens is never reached: nothing is cleared.
+		{"the default, a window of 1,000,000", &toolloop.ClearToolResults{}, 1_000_000, 0, 100_000, 50_000},
+		{"the default, a window unknown", &toolloop.ClearToolResults{}, 0, 0, 100_000, 50_000},
+		{"a threshold and MinFreed of its own", &toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 8_000}, MinFreed: 6_000}, 20_000, 5, 8_000, 6_000},
+		{"every turn, keeping 1", &toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 1}, KeepTurns: 1}, 0, turns - 1, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &looptest.Recorder{}
-			l := &toolloop.AgentLoop{Tools: bigTools(2000), OnEvent: rec.Record, Model: looptest.NewModel(t, bigCalls(turns)...),
+			l := &toolloop.AgentLoop{Tools: bigTools(4000), OnEvent: rec.Record, Model: looptest.NewModel(t, bigCalls(turns)...),
 				ContextManagers: []toolloop.ContextManager{tt.clear}, Budget: toolloop.Budget{MaxTurns: turns + 1}}
+			if tt.window > 0 {
+				l.ModelTable = toolloop.ModelTable{"": {ContextWindow: tt.window}}
+			}
 			res, err := l.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
 			require.NoError(t, err)
 			assert.Equal(t, tt.edits, countEdits(rec, "clear_tool_results"))
 			assert.Len(t, busts(rec), tt.edits, "each clearing busts the cache once")
+			for _, e := range rec.Of(toolloop.EventTranscriptEdited) {
+				assert.GreaterOrEqual(t, e.Edit.TokensBefore, tt.threshold, "a clearing before the threshold")
+				assert.GreaterOrEqual(t, e.Edit.TokensBefore-e.Edit.TokensAfter, tt.minFreed, "a clearing that frees too little")
+			}
 			keep := tt.clear.KeepTurns
 			if keep == 0 {
 				keep = toolloop.DefaultKeepTurns
 			}
-			// At most 2×keep−1 turns keep their results.
 			intact := 0
 			for _, r := range looptest.Results(res.Messages) {
 				if !r.Meta.Cleared {
 					intact++
 				}
 			}
-			assert.LessOrEqual(t, intact, 2*keep-1)
-			assert.GreaterOrEqual(t, intact, keep)
+			assert.GreaterOrEqual(t, intact, keep, "a kept turn's result was cleared")
 		})
 	}
 }

@@ -39,7 +39,7 @@ func input(msgs []toolloop.Message, tokens int) *toolloop.ContextInput {
 func TestClearToolResults(t *testing.T) {
 	msgs := session(5, 1000)
 	t.Run("keeps the recent turns", func(t *testing.T) {
-		edit, err := (&toolloop.ClearToolResults{KeepTurns: 2}).ManageContext(context.Background(), input(msgs, 0))
+		edit, err := (&toolloop.ClearToolResults{KeepTurns: 2}).ManageContext(context.Background(), input(msgs, 500))
 		require.NoError(t, err)
 		require.NotNil(t, edit)
 		assert.Equal(t, []string{"c0", "c1", "c2"}, edit.CallIDs)
@@ -61,9 +61,37 @@ func TestClearToolResults(t *testing.T) {
 			}
 		}
 		// Cleared results are not cleared again.
-		again, err := (&toolloop.ClearToolResults{KeepTurns: 2}).ManageContext(context.Background(), input(out, 0))
+		again, err := (&toolloop.ClearToolResults{KeepTurns: 2}).ManageContext(context.Background(), input(out, 500))
 		require.NoError(t, err)
 		assert.Nil(t, again)
+	})
+	t.Run("by default at half the window, freeing half that", func(t *testing.T) {
+		c := &toolloop.ClearToolResults{KeepTurns: 2}
+		edit, err := c.ManageContext(context.Background(), input(msgs, 499))
+		require.NoError(t, err)
+		assert.Nil(t, edit, "half of the 1,000-token window is not reached")
+		// Clearing only c0's 800 bytes frees less than 250 tokens.
+		few := session(5, 800)
+		edit, err = (&toolloop.ClearToolResults{KeepTurns: 4}).ManageContext(context.Background(), input(few, 500))
+		require.NoError(t, err)
+		assert.Nil(t, edit, "a clearing that frees less than half the threshold")
+		edit, err = (&toolloop.ClearToolResults{KeepTurns: 4, MinFreed: 1}).ManageContext(context.Background(), input(few, 500))
+		require.NoError(t, err)
+		require.NotNil(t, edit, "MinFreed of its own")
+		assert.Equal(t, []string{"c0"}, edit.CallIDs)
+		assert.Equal(t, "threshold", edit.Reason)
+		// Without a window, DefaultClearTokens (and a MinFreed of its
+		// own, as these results are too few to free half of it).
+		c = &toolloop.ClearToolResults{KeepTurns: 2, MinFreed: 1}
+		in := input(msgs, toolloop.DefaultClearTokens-1)
+		in.Window = 0
+		edit, err = c.ManageContext(context.Background(), in)
+		require.NoError(t, err)
+		assert.Nil(t, edit)
+		in.Tokens = toolloop.DefaultClearTokens
+		edit, err = c.ManageContext(context.Background(), in)
+		require.NoError(t, err)
+		assert.NotNil(t, edit)
 	})
 	t.Run("below its threshold it waits", func(t *testing.T) {
 		c := &toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 5000}}
@@ -87,13 +115,13 @@ func TestClearToolResults(t *testing.T) {
 	})
 	t.Run("keep, stub and small results", func(t *testing.T) {
 		small := session(5, 100)
-		edit, err := (&toolloop.ClearToolResults{KeepTurns: 1}).ManageContext(context.Background(), input(small, 0))
+		edit, err := (&toolloop.ClearToolResults{KeepTurns: 1}).ManageContext(context.Background(), input(small, 500))
 		require.NoError(t, err)
 		assert.Nil(t, edit, "100-byte results are below MinBytes")
 		c := &toolloop.ClearToolResults{KeepTurns: 1,
 			Keep: func(r *toolloop.ToolResult) bool { return r.CallID == "c1" },
 			Stub: func(r *toolloop.ToolResult) string { return "gone:" + r.CallID }}
-		edit, err = c.ManageContext(context.Background(), input(msgs, 0))
+		edit, err = c.ManageContext(context.Background(), input(msgs, 500))
 		require.NoError(t, err)
 		assert.Equal(t, []string{"c0", "c2", "c3"}, edit.CallIDs)
 		out, err := edit.Apply(msgs)

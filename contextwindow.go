@@ -162,21 +162,6 @@ func turnStart(msgs []Message, k int) (i int, ok bool) {
 	return 0, false
 }
 
-// turnsFrom counts the turns from the one message i belongs to to the
-// end: 1 for the last turn.
-func turnsFrom(msgs []Message, i int) int {
-	n := 0
-	for _, m := range msgs[i:] {
-		if m.Role == RoleAssistant {
-			n++
-		}
-	}
-	if msgs[i].Role != RoleAssistant {
-		n++ // its turn began before it
-	}
-	return n
-}
-
 // DefaultKeepTurns is how many recent turns the context managers keep
 // whole when their KeepTurns is 0.
 const DefaultKeepTurns = 3
@@ -188,16 +173,20 @@ const DefaultKeepTurns = 3
 // ResultMeta.Cleared is set.
 //
 // It clears the results of every turn but the KeepTurns most recent, once
-// the request passes When, or at once when the model's context
-// overflowed. Each clearing changes the transcript's prefix, which costs
-// the provider's prompt cache (see [EventCacheBust]), so it clears in
-// batches: a When threshold makes clearings rarer and larger, and without
-// one it waits until KeepTurns turns beyond the kept ones have results to
-// clear, then clears them at once.
+// the request passes When and the clearing frees at least MinFreed
+// tokens, or at once when the model's context overflowed. Each clearing
+// changes the transcript's prefix, which costs the provider's prompt cache
+// (see [EventCacheBust]), so the defaults clear rarely and in large
+// batches: past [DefaultClearTokens] or half the window, and only when
+// that frees half as much again. On the task benchmark of issue 38 (300
+// turns), they keep 95% of each request's bytes cacheable between
+// clearings and cost about 80% less than no clearing.
 type ClearToolResults struct {
-	// When says when to clear; the zero value clears by turns, once the
-	// oldest result to clear is 2×KeepTurns turns old (for KeepTurns 3,
-	// every third turn, keeping the results of the last 3 to 5 turns).
+	// When says when to clear. The zero value clears once the request
+	// passes half of the model's context window or DefaultClearTokens,
+	// whichever is fewer (DefaultClearTokens when the window is
+	// unknown). Threshold{Tokens: 1} clears whenever there is a result
+	// to clear.
 	When Threshold
 	// KeepTurns is how many of the most recent turns keep their results;
 	// 0 means DefaultKeepTurns. On overflow, at least the last turn's
@@ -208,7 +197,8 @@ type ClearToolResults struct {
 	MinBytes int
 	// MinFreed is the fewest tokens a clearing must free to be made,
 	// except on overflow: a larger value clears less often, in larger
-	// batches, and so breaks the prompt cache less often. 0 means any.
+	// batches, and so breaks the prompt cache less often. 0 means half of
+	// the threshold when When is zero, and any otherwise.
 	MinFreed int
 	// Keep, if set, exempts the results it returns true for.
 	Keep func(*ToolResult) bool
@@ -216,9 +206,32 @@ type ClearToolResults struct {
 	Stub func(*ToolResult) string
 }
 
+// DefaultClearTokens is the most tokens a request may reach before a
+// [ClearToolResults] with a zero When clears: a request of this size
+// costs about $0.20 at $2 per million input tokens, uncached.
+const DefaultClearTokens = 100_000
+
+// threshold returns when c clears and the fewest tokens a clearing must
+// free, for the request in.
+func (c *ClearToolResults) threshold(in *ContextInput) (Threshold, int) {
+	if !c.When.zero() {
+		return c.When, c.MinFreed
+	}
+	tokens := DefaultClearTokens
+	if in.Window > 0 {
+		tokens = min(tokens, in.Window/2)
+	}
+	minFreed := c.MinFreed
+	if minFreed <= 0 {
+		minFreed = tokens / 2
+	}
+	return Threshold{Tokens: max(tokens, 1)}, minFreed
+}
+
 // ManageContext implements [ContextManager].
 func (c *ClearToolResults) ManageContext(_ context.Context, in *ContextInput) (*TranscriptEdit, error) {
-	if !in.Overflow && !c.When.zero() && !c.When.passed(in) {
+	when, minFreed := c.threshold(in)
+	if !in.Overflow && !when.passed(in) {
 		return nil, nil
 	}
 	keep := c.KeepTurns
@@ -238,8 +251,6 @@ func (c *ClearToolResults) ManageContext(_ context.Context, in *ContextInput) (*
 	edit := &TranscriptEdit{Strategy: "clear_tool_results", Reason: "threshold"}
 	if in.Overflow {
 		edit.Reason = "overflow"
-	} else if c.When.zero() {
-		edit.Reason = "turns"
 	}
 	freed := 0
 	for i, m := range in.Messages[:cut] {
@@ -256,11 +267,8 @@ func (c *ClearToolResults) ManageContext(_ context.Context, in *ContextInput) (*
 		edit.CallIDs = append(edit.CallIDs, r.CallID)
 		freed += estimateMessage(&in.Messages[i]) - estimateMessage(&msg)
 	}
-	if len(edit.Splices) == 0 || (!in.Overflow && freed < c.MinFreed) {
+	if len(edit.Splices) == 0 || (!in.Overflow && freed < minFreed) {
 		return nil, nil
-	}
-	if !in.Overflow && c.When.zero() && turnsFrom(in.Messages, edit.Splices[0].Start) < 2*keep {
-		return nil, nil // not a batch yet
 	}
 	return edit, nil
 }

@@ -75,7 +75,7 @@ func BenchmarkTurnCost(b *testing.B) {
 func BenchmarkContextDecision(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		msgs := session(n, 1000)
-		cleared, err := (&toolloop.ClearToolResults{}).ManageContext(context.Background(), input(msgs, 0))
+		cleared, err := (&toolloop.ClearToolResults{}).ManageContext(context.Background(), input(msgs, 500))
 		if err != nil || cleared == nil {
 			b.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func BenchmarkContextDecision(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("clear-scan/turns=%d", n), func(b *testing.B) {
 			c := &toolloop.ClearToolResults{}
-			in := input(stubbed, 0)
+			in := input(stubbed, 500) // half the window: over the threshold
 			b.ReportAllocs()
 			for b.Loop() {
 				if e, _ := c.ManageContext(context.Background(), in); e != nil {

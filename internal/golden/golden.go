@@ -207,7 +207,7 @@ var Setups = map[string]func(l *toolloop.AgentLoop){
 	"repaired_arguments":   func(l *toolloop.AgentLoop) { l.Repair = toolloop.RepairArguments },
 	"clear_old_results": func(l *toolloop.AgentLoop) {
 		l.Limits.MaxResultBytes = 1024
-		l.ContextManagers = []toolloop.ContextManager{&toolloop.ClearToolResults{KeepTurns: 1}}
+		l.ContextManagers = []toolloop.ContextManager{&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 1}, KeepTurns: 1}}
 	},
 	"compact_threshold": func(l *toolloop.AgentLoop) {
 		l.Limits.MaxResultBytes = 1024
