@@ -6,7 +6,8 @@
 // prompt cache simulated the way each provider's works. It reports per
 // task, provider and context strategy the request bytes and estimated
 // tokens, round trips, the stable prefix of the requests, the cache-hit
-// share and the projected cost (RESULTS.md has the tables).
+// share and the projected cost (BENCHMARKS.md at the repository's root
+// has the tables, RESULTS.md how they are counted).
 //
 // Everything is seeded: a run is the same, byte for byte, every time.
 //

@@ -21,25 +21,14 @@ type Strategy struct {
 }
 
 // Strategies are the benchmark's context strategies: none; the
-// library's context managers with their default settings; code mode,
-// with no context management; and clearing in batches.
+// library's context managers with their default settings; and code
+// mode, with no context management.
 var Strategies = []Strategy{
 	{Name: "none", managers: func(toolloop.Model) []toolloop.ContextManager { return nil }},
 	{Name: "defaults", managers: func(summarizer toolloop.Model) []toolloop.ContextManager {
 		return []toolloop.ContextManager{&toolloop.ClearToolResults{}, &toolloop.Compactor{Model: summarizer}}
 	}},
 	{Name: "code", code: true, managers: func(toolloop.Model) []toolloop.ContextManager { return nil }},
-	// Not a default: what clearing in batches would give. Results are
-	// cleared only once the request passes 100,000 tokens, and then
-	// everything but the last three turns (at least 50,000 tokens'
-	// worth), so the transcript grows untouched for tens of turns
-	// between clearings.
-	{Name: "batched", managers: func(summarizer toolloop.Model) []toolloop.ContextManager {
-		return []toolloop.ContextManager{
-			&toolloop.ClearToolResults{When: toolloop.Threshold{Tokens: 100_000}, MinFreed: 50_000},
-			&toolloop.Compactor{Model: summarizer},
-		}
-	}},
 }
 
 // A Report is what one run of a task cost.

@@ -68,12 +68,9 @@ var Providers = []*Provider{
 		Name:  "anthropic",
 		Model: anthropic.DefaultModel,
 		newModel: func(url string, client *http.Client) (toolloop.Model, error) {
-			// The breakpoints the provider's documentation recommends
-			// for a loop: the tools, the system prompt and the last two
-			// turns. (The zero PromptCache places none, and then nothing
-			// is cached.)
-			return anthropic.New(anthropic.Config{Model: anthropic.DefaultModel, APIKey: "test-key", BaseURL: url, HTTPClient: client, MaxRetries: -1,
-				PromptCache: anthropic.PromptCache{Tools: true, System: true, Turns: 2}})
+			// The zero PromptCache: breakpoints on the tools, the
+			// system prompt and the last two turns.
+			return anthropic.New(anthropic.Config{Model: anthropic.DefaultModel, APIKey: "test-key", BaseURL: url, HTTPClient: client, MaxRetries: -1})
 		},
 		order:  []string{"tools", "system", "messages"},
 		cache:  breakpointCache{min: 1024},
