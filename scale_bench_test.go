@@ -79,6 +79,23 @@ func BenchmarkScaleBaseline(b *testing.B) {
 	}
 }
 
+// BenchmarkScaleRunAlone is one run of BenchmarkScale's load at a time,
+// on a model that answers at once: the loop's own CPU time and
+// allocations per run, with no other run to share the cores, the caches
+// or the garbage collector with.
+func BenchmarkScaleRunAlone(b *testing.B) {
+	var reg toolloop.ToolRegistry
+	reg.MustRegister(toolloop.NewTool("noop", "Does nothing.", scaleTool))
+	loop := &toolloop.AgentLoop{Model: toolloop.ModelFunc(scaleAnswer), Tools: &reg}
+	msgs := []toolloop.Message{toolloop.UserMessage("go")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := loop.Run(context.Background(), msgs); err != nil || res.FinalText != "done" {
+			b.Fatal(err)
+		}
+	}
+}
+
 const scaleLatency = 100 * time.Millisecond
 
 type scaleIn struct {
@@ -103,6 +120,11 @@ func scaleModel(ctx context.Context, req *toolloop.Request) (*toolloop.Response,
 		t.Stop()
 		return nil, ctx.Err()
 	}
+	return scaleAnswer(ctx, req)
+}
+
+// scaleAnswer is scaleModel's answer, given at once.
+func scaleAnswer(_ context.Context, req *toolloop.Request) (*toolloop.Response, error) {
 	turn := (len(req.Messages) + 1) / 2
 	if turn <= 2 {
 		return &toolloop.Response{Message: toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{
