@@ -414,11 +414,19 @@ func (cr *callRun) cutOutput(res *ToolResult) *ToolResult {
 	return r
 }
 
+// preHooks runs the pre-tool-use hooks, if there are any.
 func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
-	hooks := cr.rn.l.Hooks.PreToolUse
-	if len(hooks) == 0 {
+	if len(cr.rn.l.Hooks.PreToolUse) == 0 {
 		return nil
 	}
+	return cr.runPreHooks(ctx)
+}
+
+// runPreHooks is preHooks with hooks to run. It is apart because its
+// stack frame is large (2.5 KB): entered by every call, it made a worker
+// grow its stack after every garbage collection had shrunk it.
+func (cr *callRun) runPreHooks(ctx context.Context) *ToolResult {
+	hooks := cr.rn.l.Hooks.PreToolUse
 	modified := false
 	for i, h := range hooks {
 		if cr.answered() || ctx.Err() != nil {
@@ -649,9 +657,18 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 		in.meta(r)
 	}
 	if cr.rn.observed {
-		cr.emit(&Event{Type: EventComplete, Result: r, Stack: x.stack})
+		cr.emitComplete(r, x.stack)
 	}
 	return r
+}
+
+// emitComplete reports the call's completion. It is apart from finish,
+// which every call enters, to keep the event out of finish's stack frame
+// (see runState.emitMessages).
+//
+//go:noinline
+func (cr *callRun) emitComplete(r *ToolResult, stack string) {
+	cr.emit(&Event{Type: EventComplete, Result: r, Stack: stack})
 }
 
 // normalizeResult makes r's status and error agree, and gives a failed
