@@ -613,25 +613,8 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	r := cr.own(res)
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
 	normalizeResult(r)
-	if hooks := cr.rn.l.Hooks.PostToolUseFailure; r.Status == StatusError && len(hooks) > 0 {
-		if cr.call == nil { // failed before the tool was resolved or validated
-			cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.turnNo()}
-			cr.call = &cr.callv
-		}
-		for i, h := range hooks {
-			if cr.answered() {
-				break
-			}
-			g, err := protect(func() string { return h(ctx, cr.call, r) })
-			if err != nil {
-				cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())
-				continue
-			}
-			if g != "" {
-				cr.extra().notes = append(cr.extra().notes, g)
-				cr.hookEvent("post_tool_use_failure", i, "guidance", g)
-			}
-		}
+	if r.Status == StatusError && len(cr.rn.l.Hooks.PostToolUseFailure) > 0 {
+		cr.failureHooks(ctx, r)
 	}
 	if !cr.state.CompareAndSwap(callRunning, callFinished) && !cr.state.CompareAndSwap(callExecuting, callFinished) {
 		return nil
@@ -660,6 +643,30 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 		cr.emitComplete(r, x.stack)
 	}
 	return r
+}
+
+// failureHooks runs the post-tool-use-failure hooks on r, a failed
+// result. It is apart from finish to keep finish's stack frame, which
+// every call enters, small.
+func (cr *callRun) failureHooks(ctx context.Context, r *ToolResult) {
+	if cr.call == nil { // failed before the tool was resolved or validated
+		cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.turnNo()}
+		cr.call = &cr.callv
+	}
+	for i, h := range cr.rn.l.Hooks.PostToolUseFailure {
+		if cr.answered() {
+			break
+		}
+		g, err := protect(func() string { return h(ctx, cr.call, r) })
+		if err != nil {
+			cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())
+			continue
+		}
+		if g != "" {
+			cr.extra().notes = append(cr.extra().notes, g)
+			cr.hookEvent("post_tool_use_failure", i, "guidance", g)
+		}
+	}
 }
 
 // emitComplete reports the call's completion. It is apart from finish,
