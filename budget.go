@@ -401,9 +401,7 @@ func (b *Budget) CheckFailures(consecutive int, results []*ToolResult) (int, *Bu
 // MaxSendBacks (none) stays negative. Drivers that run turns themselves
 // (the temporal package) use it to apply the budget exactly as Run does.
 func (b Budget) WithDefaults() Budget {
-	if b.MaxTurns <= 0 {
-		b.MaxTurns = 20
-	}
+	b.MaxTurns = b.maxTurns()
 	if b.MaxOutputRetries == 0 {
 		b.MaxOutputRetries = 2
 	}
@@ -411,4 +409,13 @@ func (b Budget) WithDefaults() Budget {
 		b.MaxSendBacks = 2
 	}
 	return b
+}
+
+// maxTurns is MaxTurns with its default. The loop asks it every turn;
+// WithDefaults would copy the whole Budget into the loop's stack frame.
+func (b *Budget) maxTurns() int {
+	if b.MaxTurns <= 0 {
+		return 20
+	}
+	return b.MaxTurns
 }

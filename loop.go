@@ -51,13 +51,17 @@ func (l *AgentLoop) runWith(ctx context.Context, msgs []Message, stream func(Eve
 	if err != nil {
 		return nil, err
 	}
-	// Room for a turn or two, so a short run does not grow the transcript
-	// at every message.
-	res := &RunResult{RunID: rn.id, Messages: append(make([]Message, 0, len(msgs)+4), msgs...)}
-	rn.emit(&Event{Type: EventRunStart, Messages: msgs})
+	// Room for two turns of one call and the answer, so a short run does
+	// not grow the transcript at every message.
+	res := &RunResult{RunID: rn.id, Messages: append(make([]Message, 0, len(msgs)+5), msgs...)}
+	if rn.observed {
+		rn.emitMessages(EventRunStart, msgs, nil)
+	}
 	if fixed, synth, notes := repairTranscript(res.Messages); len(notes) > 0 {
 		res.Messages = fixed
-		rn.emit(&Event{Type: EventTranscriptRepaired, Messages: synth, Repairs: notes})
+		if rn.observed {
+			rn.emitMessages(EventTranscriptRepaired, synth, notes)
+		}
 	}
 	return l.loop(ctx, inner, rn, res)
 }
@@ -108,7 +112,7 @@ func (l *AgentLoop) loop(outer, ctx context.Context, rn *runState, res *RunResul
 		if err := rn.checkBudget(ctx, res); err != nil {
 			return rn.limitReached(outer, res, err)
 		}
-		if most := l.Budget.WithDefaults().MaxTurns; rn.turn >= most {
+		if most := l.Budget.maxTurns(); rn.turn >= most {
 			res.StopReason = StopToolUse
 			return rn.limitReached(outer, res, &BudgetError{Limit: LimitTurns, Used: float64(rn.turn), Max: float64(most)})
 		}
@@ -267,8 +271,7 @@ func (rn *runState) aborted(outer, ctx context.Context, res *RunResult, err erro
 func (rn *runState) accept(res *RunResult, resp *Response) Message {
 	msg := AssistantMessage(rn.turn, resp)
 	if rn.observed {
-		rn.emit(&Event{Type: EventModelResponse, Response: &Response{
-			Message: msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
+		rn.emitResponse(&msg, resp)
 	}
 	res.Usage.Add(resp.Usage)
 	rn.price(res, resp.Model, resp.Usage)
@@ -461,11 +464,8 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, 
 		rn.tokens.specs = estimateSpecs(req.Tools)
 	}
 	if rn.observed {
-		if b := rn.cache.check(req, msgs); b != nil {
-			rn.emit(&Event{Type: EventCacheBust, CacheBust: b})
-		}
+		rn.emitRequest(req, msgs)
 	}
-	rn.emit(&Event{Type: EventModelRequest})
 	if rn.steer != nil {
 		rn.steer.partial = rn.steer.partial[:0]
 	}

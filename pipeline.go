@@ -414,11 +414,19 @@ func (cr *callRun) cutOutput(res *ToolResult) *ToolResult {
 	return r
 }
 
+// preHooks runs the pre-tool-use hooks, if there are any.
 func (cr *callRun) preHooks(ctx context.Context) *ToolResult {
-	hooks := cr.rn.l.Hooks.PreToolUse
-	if len(hooks) == 0 {
+	if len(cr.rn.l.Hooks.PreToolUse) == 0 {
 		return nil
 	}
+	return cr.runPreHooks(ctx)
+}
+
+// runPreHooks is preHooks with hooks to run. It is apart because its
+// stack frame is large (2.5 KB): entered by every call, it made a worker
+// grow its stack after every garbage collection had shrunk it.
+func (cr *callRun) runPreHooks(ctx context.Context) *ToolResult {
+	hooks := cr.rn.l.Hooks.PreToolUse
 	modified := false
 	for i, h := range hooks {
 		if cr.answered() || ctx.Err() != nil {
@@ -605,25 +613,8 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	r := cr.own(res)
 	r.Content = r.Content[:len(r.Content):len(r.Content)]
 	normalizeResult(r)
-	if hooks := cr.rn.l.Hooks.PostToolUseFailure; r.Status == StatusError && len(hooks) > 0 {
-		if cr.call == nil { // failed before the tool was resolved or validated
-			cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.turnNo()}
-			cr.call = &cr.callv
-		}
-		for i, h := range hooks {
-			if cr.answered() {
-				break
-			}
-			g, err := protect(func() string { return h(ctx, cr.call, r) })
-			if err != nil {
-				cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())
-				continue
-			}
-			if g != "" {
-				cr.extra().notes = append(cr.extra().notes, g)
-				cr.hookEvent("post_tool_use_failure", i, "guidance", g)
-			}
-		}
+	if r.Status == StatusError && len(cr.rn.l.Hooks.PostToolUseFailure) > 0 {
+		cr.failureHooks(ctx, r)
 	}
 	if !cr.state.CompareAndSwap(callRunning, callFinished) && !cr.state.CompareAndSwap(callExecuting, callFinished) {
 		return nil
@@ -649,9 +640,42 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 		in.meta(r)
 	}
 	if cr.rn.observed {
-		cr.emit(&Event{Type: EventComplete, Result: r, Stack: x.stack})
+		cr.emitComplete(r, x.stack)
 	}
 	return r
+}
+
+// failureHooks runs the post-tool-use-failure hooks on r, a failed
+// result. It is apart from finish to keep finish's stack frame, which
+// every call enters, small.
+func (cr *callRun) failureHooks(ctx context.Context, r *ToolResult) {
+	if cr.call == nil { // failed before the tool was resolved or validated
+		cr.callv = Call{ID: cr.tc.ID, Name: cr.tc.Name, Arguments: cr.tc.Arguments, RunID: cr.rn.id, Turn: cr.turnNo()}
+		cr.call = &cr.callv
+	}
+	for i, h := range cr.rn.l.Hooks.PostToolUseFailure {
+		if cr.answered() {
+			break
+		}
+		g, err := protect(func() string { return h(ctx, cr.call, r) })
+		if err != nil {
+			cr.hookEvent("post_tool_use_failure", i, "panic", err.Error())
+			continue
+		}
+		if g != "" {
+			cr.extra().notes = append(cr.extra().notes, g)
+			cr.hookEvent("post_tool_use_failure", i, "guidance", g)
+		}
+	}
+}
+
+// emitComplete reports the call's completion. It is apart from finish,
+// which every call enters, to keep the event out of finish's stack frame
+// (see runState.emitMessages).
+//
+//go:noinline
+func (cr *callRun) emitComplete(r *ToolResult, stack string) {
+	cr.emit(&Event{Type: EventComplete, Result: r, Stack: stack})
 }
 
 // normalizeResult makes r's status and error agree, and gives a failed

@@ -30,6 +30,14 @@ func repairTranscript(msgs []Message) (fixed, synth []Message, notes []string) {
 	if transcriptValid(msgs) {
 		return msgs, nil, nil
 	}
+	return repairInvalid(msgs)
+}
+
+// repairInvalid is repairTranscript on a transcript that needs repair. It
+// is apart so that every run does not pay for its stack frame, which is
+// large enough to make a new run's goroutine grow its stack (a copy) and
+// the garbage collector shrink it back (another) while the run waits.
+func repairInvalid(msgs []Message) (fixed, synth []Message, notes []string) {
 	out := make([]Message, 0, len(msgs))
 	for i := 0; i < len(msgs); {
 		m := msgs[i]

@@ -90,6 +90,11 @@ func (rn *runState) price(res *RunResult, model string, u Usage) {
 // appendResults adds one tool message per result to the transcript, and
 // what agents used as tools spent to the run's accounting.
 func (rn *runState) appendResults(res *RunResult, results []*ToolResult) {
+	if res.Executions == nil && len(results) > 0 {
+		// Room for two turns of one call, as for the transcript (see
+		// runWith), rather than growing at the second.
+		res.Executions = make([]ToolExecution, 0, max(len(results), 2))
+	}
 	for _, r := range results {
 		res.Messages = append(res.Messages, ToolMessage(r))
 		res.Executions = append(res.Executions, execution(rn.turn, r))

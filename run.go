@@ -120,6 +120,42 @@ func (rn *runState) emit(e *Event) {
 	}
 }
 
+// The events every run and every turn emits are built by the methods
+// below, not in the loop's own functions: an Event is about 500 bytes,
+// and a literal one takes that room in its function's stack frame
+// whether or not anyone observes the run. A run waiting for its model
+// holds the frames of its whole call chain, so with many runs in flight
+// those bytes are memory per run, and they make a new run's goroutine
+// grow its stack (a copy) that the garbage collector then shrinks
+// (another). go:noinline keeps the compiler from putting them back.
+
+// emitMessages emits an event of type t carrying msgs and repairs.
+//
+//go:noinline
+func (rn *runState) emitMessages(t EventType, msgs []Message, repairs []string) {
+	rn.emit(&Event{Type: t, Messages: msgs, Repairs: repairs})
+}
+
+// emitRequest emits a model request, after a cache bust if req breaks
+// the cached prefix of the previous request.
+//
+//go:noinline
+func (rn *runState) emitRequest(req *Request, msgs []Message) {
+	if b := rn.cache.check(req, msgs); b != nil {
+		rn.emit(&Event{Type: EventCacheBust, CacheBust: b})
+	}
+	rn.emit(&Event{Type: EventModelRequest})
+}
+
+// emitResponse emits the model's response, as msg, the assistant message
+// made of resp.
+//
+//go:noinline
+func (rn *runState) emitResponse(msg *Message, resp *Response) {
+	rn.emit(&Event{Type: EventModelResponse, Response: &Response{
+		Message: *msg, StopReason: msg.StopReason, Usage: resp.Usage, Model: resp.Model}})
+}
+
 // onEvent passes e to the loop's OnEvent, logging a panic.
 func (rn *runState) onEvent(e *Event) {
 	defer func() {

@@ -105,38 +105,51 @@ func (t *FuncTool[In]) runInto(ctx context.Context, call *Call, res *ToolResult)
 
 // setResult turns a typed tool's output into res. Text longer than limit
 // (if positive) is cut at once, so the loop holds no more of it.
+//
+// It fills res in place rather than assigning a ToolResult literal per
+// case: each literal took its 264 bytes of the stack frame, which made
+// every call's worker grow its stack after the garbage collector had
+// shrunk it.
 func setResult(res *ToolResult, out any, limit int) error {
+	var (
+		content []Content
+		mime    string
+		bytes   int
+		cut     bool
+	)
 	switch v := out.(type) {
 	case nil:
-		*res = ToolResult{Status: StatusOK}
 	case string:
-		*res = ToolResult{Status: StatusOK, Content: []Content{TextContent(v)}}
+		content = []Content{TextContent(v)}
 		if limit > 0 && len(v) > limit {
-			res.Content[0].Text = TruncateText(v, limit)
-			res.Meta.Bytes, res.Meta.Truncated = len(v), true
+			content[0].Text = TruncateText(v, limit)
+			bytes, cut = len(v), true
 		}
 	case *ToolResult:
-		if v == nil { // a nil result and no error: an empty success
-			*res = ToolResult{Status: StatusOK}
+		if v != nil {
+			*res = *v
 			return nil
 		}
-		*res = *v
+		// A nil result and no error: an empty success.
 	case Content:
-		*res = ToolResult{Status: StatusOK, Content: []Content{v}}
+		content = []Content{v}
 	case []Content:
-		*res = ToolResult{Status: StatusOK, Content: v}
+		content = v
 	case json.RawMessage:
 		if !json.Valid(v) {
 			return fmt.Errorf("tool returned invalid JSON")
 		}
-		*res = ToolResult{Status: StatusOK, Content: []Content{JSONContent(v)}}
+		content = []Content{JSONContent(v)}
 	default:
 		b, err := json.Marshal(out)
 		if err != nil {
 			return fmt.Errorf("encoding tool output: %w", err)
 		}
-		*res = ToolResult{Status: StatusOK, Content: []Content{JSONContent(b)}, Meta: ResultMeta{MIMEType: "application/json"}}
+		content, mime = []Content{JSONContent(b)}, "application/json"
 	}
+	*res = ToolResult{}
+	res.Status, res.Content = StatusOK, content
+	res.Meta.MIMEType, res.Meta.Bytes, res.Meta.Truncated = mime, bytes, cut
 	return nil
 }
 
