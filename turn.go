@@ -166,6 +166,11 @@ type turn struct {
 	watched bool
 	widx    int       // the turn's place in watch.turns, or -1; guarded by watch.mu
 	due     time.Time // when watch wakes the turn; guarded by watch.mu
+	// first is the state of the turn's first call to start.
+	first struct {
+		cr   callRun
+		used bool
+	}
 	// small holds the slices of turns of up to four calls.
 	small struct {
 		results [4]*ToolResult
@@ -186,7 +191,17 @@ func (t *turn) run(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall)
 // start runs call i on a worker goroutine. It returns when the call
 // started, as time since the turn began.
 func (t *turn) start(ctx context.Context, tc ToolCall, i int, timeout time.Duration) time.Duration {
-	cr := t.rn.newCall(tc, i)
+	var cr *callRun
+	if !t.first.used {
+		// The turn's first call: its state is part of the turn's, and it
+		// starts as the turn begins (a lookup and a validation later),
+		// which spares it an allocation and a clock read.
+		t.first.used = true
+		cr = &t.first.cr
+		*cr = callRun{rn: t.rn, tc: tc, index: int32(i), start: t.begin, decision: t.rn.decision}
+	} else {
+		cr = t.rn.newCall(tc, i)
+	}
 	cr.turn, cr.timeout, cr.parent = t, timeout, ctx
 	t.crs[i] = cr
 	if inBubble(cr.start) {
@@ -209,6 +224,7 @@ const (
 // cannot be canceled waits on that channel alone: the cheapest wait there
 // is.
 func (t *turn) wait(ctxDone <-chan struct{}) int {
+	t.first.used = true // a call started from now on starts later than the turn
 	if t.watched && ctxDone == nil {
 		return <-t.finished
 	}
