@@ -103,6 +103,31 @@ func (t *FuncTool[In]) runInto(ctx context.Context, call *Call, res *ToolResult)
 	return setResult(res, out, call.MaxOutputBytes)
 }
 
+// resultBlock is a typed tool's result with room for the one content
+// block most results have, so that the loop allocates both at once (see
+// callRun.execute).
+type resultBlock struct {
+	r ToolResult
+	c [1]Content
+}
+
+// newResultBlock returns a result whose Content is empty with room for
+// one block, for setResult.
+func newResultBlock() *ToolResult {
+	b := new(resultBlock)
+	b.r.Content = b.c[:0]
+	return &b.r
+}
+
+// oneContent is a content list of c alone: in spare's room, if it has
+// some (see newResultBlock).
+func oneContent(spare []Content, c Content) []Content {
+	if cap(spare) > 0 {
+		return append(spare[:0], c)
+	}
+	return []Content{c}
+}
+
 // setResult turns a typed tool's output into res. Text longer than limit
 // (if positive) is cut at once, so the loop holds no more of it.
 func setResult(res *ToolResult, out any, limit int) error {
@@ -110,7 +135,7 @@ func setResult(res *ToolResult, out any, limit int) error {
 	case nil:
 		*res = ToolResult{Status: StatusOK}
 	case string:
-		*res = ToolResult{Status: StatusOK, Content: []Content{TextContent(v)}}
+		*res = ToolResult{Status: StatusOK, Content: oneContent(res.Content, TextContent(v))}
 		if limit > 0 && len(v) > limit {
 			res.Content[0].Text = TruncateText(v, limit)
 			res.Meta.Bytes, res.Meta.Truncated = len(v), true
@@ -122,20 +147,20 @@ func setResult(res *ToolResult, out any, limit int) error {
 		}
 		*res = *v
 	case Content:
-		*res = ToolResult{Status: StatusOK, Content: []Content{v}}
+		*res = ToolResult{Status: StatusOK, Content: oneContent(res.Content, v)}
 	case []Content:
 		*res = ToolResult{Status: StatusOK, Content: v}
 	case json.RawMessage:
 		if !json.Valid(v) {
 			return fmt.Errorf("tool returned invalid JSON")
 		}
-		*res = ToolResult{Status: StatusOK, Content: []Content{JSONContent(v)}}
+		*res = ToolResult{Status: StatusOK, Content: oneContent(res.Content, JSONContent(v))}
 	default:
 		b, err := json.Marshal(out)
 		if err != nil {
 			return fmt.Errorf("encoding tool output: %w", err)
 		}
-		*res = ToolResult{Status: StatusOK, Content: []Content{JSONContent(b)}, Meta: ResultMeta{MIMEType: "application/json"}}
+		*res = ToolResult{Status: StatusOK, Content: oneContent(res.Content, JSONContent(b)), Meta: ResultMeta{MIMEType: "application/json"}}
 	}
 	return nil
 }
