@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+	"time"
 )
 
 type benchIn struct {
@@ -30,6 +31,43 @@ func BenchmarkCallBaseline(b *testing.B) {
 		}
 		out, _ := noop(ctx, in)
 		sink = out
+	}
+}
+
+// BenchmarkCallHandOff is the baseline's work handed to another goroutine
+// and its result handed back, with a timer armed while it runs: what it
+// costs at least to run a call where its caller can stop waiting for it
+// (as internal/compare/eino's BenchmarkHandOff). CallHandOff minus
+// CallBaseline is the hand-off alone.
+func BenchmarkCallHandOff(b *testing.B) {
+	ctx := context.Background()
+	jobs := make(chan func() any)
+	results := make(chan any, 1)
+	go func() {
+		for f := range jobs {
+			results <- f()
+		}
+	}()
+	defer close(jobs)
+	work := func() any {
+		var in benchIn
+		if err := json.Unmarshal(benchArgs, &in); err != nil {
+			return err
+		}
+		out, _ := noop(ctx, in)
+		return out
+	}
+	timer := time.NewTimer(time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		timer.Reset(time.Minute)
+		jobs <- work
+		select {
+		case sink = <-results:
+		case <-timer.C:
+			b.Fatal("timed out")
+		}
+		timer.Stop()
 	}
 }
 

@@ -553,8 +553,9 @@ func (cr *callRun) execute(ctx context.Context) (res *ToolResult) {
 		}()
 		mw := cr.rn.l.Hooks.Middleware
 		if ft, ok := cr.e.tool.(resultWriter); ok && len(mw) == 0 {
-			// A typed tool writes its result in place: one allocation less.
-			cr.result = new(ToolResult)
+			// A typed tool writes its result in place, with room for one
+			// content block: two allocations less.
+			cr.result = newResultBlock()
 			if err = ft.runInto(&cr.ctx, cr.call, cr.result); err == nil {
 				res = cr.result
 			}

@@ -23,7 +23,9 @@ import (
 func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolResult,
 	exec func(context.Context, *callRun) (*ToolResult, *PendingCall)) ([]*ToolResult, []PendingCall) {
 	n := len(calls)
-	t := &turn{rn: rn, exec: exec, finished: make(chan int, n), begin: time.Now()}
+	// finished has room for every call's index and one wake (see wait).
+	t := &turn{rn: rn, exec: exec, finished: make(chan int, n+1), begin: time.Now(), widx: -1}
+	t.watched = !inBubble(t.begin)
 	if n <= len(t.small.results) { // most turns: no allocation per slice
 		t.results, t.pend, t.crs, t.seen = t.small.results[:n], t.small.pend[:n], t.small.crs[:n], t.small.seen[:n]
 	} else {
@@ -70,22 +72,22 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			if running >= limit || exclusiveRunning || (excl && running > 0) {
 				break
 			}
-			t.start(ctx, calls[next], next, rn.timeoutOf(e))
+			started := t.start(ctx, calls[next], next, rn.timeoutOf(e))
 			exclusiveRunning = excl
 			running++
 			next++
 			// A call cannot hang before it has had its timeout.
-			t.wakeBy(rn.timeoutOf(e) + rn.l.cancelGrace())
+			t.alarm(started + rn.timeoutOf(e) + rn.l.cancelGrace())
 		}
 		if remaining == 0 {
 			break
 		}
-		select {
-		case i := <-t.finished:
+		switch i := t.wait(ctxDone); i {
+		default:
 			t.seen[i] = true
 			running--
 			remaining--
-		case <-t.timerC():
+		case wokeByTimer:
 			t.armed = false
 			now := time.Since(t.begin)
 			for i, cr := range t.crs {
@@ -120,7 +122,7 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			if cancelAt > 0 {
 				t.wakeBy(max(cancelAt-now, 0))
 			}
-		case <-ctxDone:
+		case wokeByContext:
 			ctxDone = nil
 			cancelAt = time.Since(t.begin) + rn.l.cancelGrace()
 			t.wakeBy(rn.l.cancelGrace())
@@ -129,10 +131,14 @@ func (rn *runState) runTurn(ctx context.Context, calls []ToolCall, done []*ToolR
 			exclusiveRunning = false
 		}
 	}
-	if t.armed {
-		rn.timer.Stop()
+	if t.watched {
+		watch.remove(t)
+	} else {
+		if t.armed {
+			rn.timer.Stop()
+		}
+		rn.putTimer()
 	}
-	rn.putTimer()
 	var pending []PendingCall
 	for i, p := range t.pend {
 		if p != nil {
@@ -153,8 +159,18 @@ type turn struct {
 	seen     []bool // the coordinator has the call's answer
 	finished chan int
 	begin    time.Time
-	armed    bool          // rn.timer is set for this turn
+	armed    bool          // the coordinator is to be woken (see alarm)
 	wakeAt   time.Duration // when, since begin
+	// watched: the watchdog wakes the coordinator (see watch); otherwise,
+	// in a testing/synctest bubble, the run's own timer does.
+	watched bool
+	widx    int       // the turn's place in watch.turns, or -1; guarded by watch.mu
+	due     time.Time // when watch wakes the turn; guarded by watch.mu
+	// first is the state of the turn's first call to start.
+	first struct {
+		cr   callRun
+		used bool
+	}
 	// small holds the slices of turns of up to four calls.
 	small struct {
 		results [4]*ToolResult
@@ -172,16 +188,63 @@ func (t *turn) run(ctx context.Context, cr *callRun) (*ToolResult, *PendingCall)
 	return t.rn.execCall(ctx, cr)
 }
 
-// start runs call i on a worker goroutine.
-func (t *turn) start(ctx context.Context, tc ToolCall, i int, timeout time.Duration) {
-	cr := t.rn.newCall(tc, i)
+// start runs call i on a worker goroutine. It returns when the call
+// started, as time since the turn began.
+func (t *turn) start(ctx context.Context, tc ToolCall, i int, timeout time.Duration) time.Duration {
+	var cr *callRun
+	if !t.first.used {
+		// The turn's first call: its state is part of the turn's, and it
+		// starts as the turn begins (a lookup and a validation later),
+		// which spares it an allocation and a clock read.
+		t.first.used = true
+		cr = &t.first.cr
+		*cr = callRun{rn: t.rn, tc: tc, index: int32(i), start: t.begin, decision: t.rn.decision}
+	} else {
+		cr = t.rn.newCall(tc, i)
+	}
 	cr.turn, cr.timeout, cr.parent = t, timeout, ctx
 	t.crs[i] = cr
 	if inBubble(cr.start) {
 		go cr.run() // see inBubble
-		return
+	} else {
+		workers.run(cr)
 	}
-	workers.run(cr)
+	return cr.start.Sub(t.begin)
+}
+
+// What wait returns when no call finished.
+const (
+	wokeByTimer   = -1 // the time asked for with wakeBy has come
+	wokeByContext = -2 // the run's context is done
+)
+
+// wait waits for a call to finish, and returns its index, or for the time
+// asked for with wakeBy (wokeByTimer), or for ctxDone (wokeByContext).
+// The watchdog's wake comes on the calls' channel, so a turn whose context
+// cannot be canceled waits on that channel alone: the cheapest wait there
+// is.
+func (t *turn) wait(ctxDone <-chan struct{}) int {
+	t.first.used = true // a call started from now on starts later than the turn
+	if t.watched && ctxDone == nil {
+		return <-t.finished
+	}
+	select {
+	case i := <-t.finished:
+		return i
+	case <-t.timerC():
+		return wokeByTimer
+	case <-ctxDone:
+		return wokeByContext
+	}
+}
+
+// wake is the watchdog waking the coordinator. A wake already waiting in
+// the channel does for both, so it never blocks.
+func (t *turn) wake() {
+	select {
+	case t.finished <- wokeByTimer:
+	default:
+	}
 }
 
 // run is the call's job on its worker (see turn.start): it runs the call
@@ -218,13 +281,24 @@ func (t *turn) abandon(i int, timedOut bool) bool {
 }
 
 // wakeBy makes sure the coordinator wakes within d to look for calls to
-// give up on. One timer per run serves every turn.
+// give up on.
 func (t *turn) wakeBy(d time.Duration) {
-	at := time.Since(t.begin) + d
+	t.alarm(time.Since(t.begin) + d)
+}
+
+// alarm makes sure the coordinator wakes by at (since the turn began).
+// The watchdog wakes it, or in a testing/synctest bubble the run's own
+// timer, which serves every turn of the run.
+func (t *turn) alarm(at time.Duration) {
 	if t.armed && t.wakeAt <= at {
 		return
 	}
 	t.wakeAt, t.armed = at, true
+	if t.watched {
+		watch.set(t, t.begin.Add(at))
+		return
+	}
+	d := at - time.Since(t.begin)
 	if t.rn.timer == nil {
 		// A timer from outside a testing/synctest bubble runs on the real
 		// clock, which the bubble's fake time never moves: none is taken
@@ -243,7 +317,7 @@ func (t *turn) wakeBy(d time.Duration) {
 }
 
 func (t *turn) timerC() <-chan time.Time {
-	if !t.armed {
+	if !t.armed || t.watched {
 		return nil
 	}
 	return t.rn.timer.C

@@ -103,14 +103,42 @@ func (t *FuncTool[In]) runInto(ctx context.Context, call *Call, res *ToolResult)
 	return setResult(res, out, call.MaxOutputBytes)
 }
 
+// resultBlock is a typed tool's result with room for the one content
+// block most results have, so that the loop allocates both at once (see
+// callRun.execute).
+type resultBlock struct {
+	r ToolResult
+	c [1]Content
+}
+
+// newResultBlock returns a result whose Content is empty with room for
+// one block, for setResult.
+func newResultBlock() *ToolResult {
+	b := new(resultBlock)
+	b.r.Content = b.c[:0]
+	return &b.r
+}
+
+// oneContent is a content list of c alone: in spare's room, if it has
+// some (see newResultBlock).
+func oneContent(spare []Content, c Content) []Content {
+	if cap(spare) > 0 {
+		return append(spare[:0], c)
+	}
+	return []Content{c}
+}
+
 // setResult turns a typed tool's output into res. Text longer than limit
-// (if positive) is cut at once, so the loop holds no more of it.
+// (if positive) is cut at once, so the loop holds no more of it. A
+// single content block goes in the room res.Content has (see
+// newResultBlock).
 //
 // It fills res in place rather than assigning a ToolResult literal per
 // case: each literal took its 264 bytes of the stack frame, which made
 // every call's worker grow its stack after the garbage collector had
 // shrunk it.
 func setResult(res *ToolResult, out any, limit int) error {
+	spare := res.Content
 	var (
 		content []Content
 		mime    string
@@ -120,7 +148,7 @@ func setResult(res *ToolResult, out any, limit int) error {
 	switch v := out.(type) {
 	case nil:
 	case string:
-		content = []Content{TextContent(v)}
+		content = oneContent(spare, TextContent(v))
 		if limit > 0 && len(v) > limit {
 			content[0].Text = TruncateText(v, limit)
 			bytes, cut = len(v), true
@@ -132,20 +160,20 @@ func setResult(res *ToolResult, out any, limit int) error {
 		}
 		// A nil result and no error: an empty success.
 	case Content:
-		content = []Content{v}
+		content = oneContent(spare, v)
 	case []Content:
 		content = v
 	case json.RawMessage:
 		if !json.Valid(v) {
 			return fmt.Errorf("tool returned invalid JSON")
 		}
-		content = []Content{JSONContent(v)}
+		content = oneContent(spare, JSONContent(v))
 	default:
 		b, err := json.Marshal(out)
 		if err != nil {
 			return fmt.Errorf("encoding tool output: %w", err)
 		}
-		content, mime = []Content{JSONContent(b)}, "application/json"
+		content, mime = oneContent(spare, JSONContent(b)), "application/json"
 	}
 	*res = ToolResult{}
 	res.Status, res.Content = StatusOK, content

@@ -1,7 +1,6 @@
 package toolloop
 
 import (
-	"slices"
 	"sync"
 	"time"
 )
@@ -35,15 +34,24 @@ const workerLinger = 50 * time.Millisecond
 // workers is the process's pool.
 var workers workerPool
 
+// workerPool keeps idle workers and retires those left idle. One timer
+// for the whole pool does the retiring (see reap): a worker waits for its
+// next call on its channel alone, since a timer in that wait would be
+// added to and taken off the runtime's timer heap at every call.
 type workerPool struct {
 	mu    sync.Mutex
 	idle  []*worker // last in, first out: the warmest first
 	total int       // workers alive
+	// reaper runs reap every workerLinger while workers are alive.
+	reaper  *time.Timer
+	reaping bool
 }
 
 type worker struct {
 	job chan job // buffered: handing over never blocks
-	gen uint64   // calls run; only the worker's goroutine touches it
+	// gen counts the calls the worker ran; seen is gen at the last reap.
+	// Both are guarded by the pool's mutex.
+	gen, seen uint64
 }
 
 // job is a worker's work: a call (see callRun.run).
@@ -61,61 +69,55 @@ func (p *workerPool) run(f job) {
 		return
 	}
 	p.total++
+	if !p.reaping {
+		p.reaping = true
+		if p.reaper == nil {
+			p.reaper = time.AfterFunc(workerLinger, p.reap)
+		} else {
+			p.reaper.Reset(workerLinger)
+		}
+	}
 	p.mu.Unlock()
 	w := &worker{job: make(chan job, 1)}
 	go w.loop(p, f)
 }
 
-// loop runs f, then every call handed to the worker, until it has been
-// idle for a whole linger period.
+// loop runs f, then every call handed to the worker, until the pool
+// retires it (a nil job).
 func (w *worker) loop(p *workerPool, f job) {
-	var (
-		t     *time.Timer
-		armed uint64 // w.gen when t was last set
-	)
 	for f != nil {
 		f.run()
-		f = nil
-		w.gen++
 		p.mu.Lock()
+		w.gen++
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
-		if t == nil {
-			t, armed = time.NewTimer(workerLinger), w.gen
-		}
-		f = w.next(p, t, &armed)
+		f = <-w.job
 	}
-	t.Stop()
 }
 
-// next waits for the worker's next call. It returns nil when the worker
-// was idle for a whole linger period and has left the pool.
-func (w *worker) next(p *workerPool, t *time.Timer, armed *uint64) job {
-	for {
-		select {
-		case f := <-w.job:
-			return f
-		case <-t.C:
-		}
-		if w.gen != *armed {
-			// It ran calls since the timer was set: not idle for a whole
-			// period yet. The timer is not reset per call, which would
-			// cost every call; an idle worker exits within two periods.
-			*armed = w.gen
-			t.Reset(workerLinger)
+// reap retires the workers that ran no call since the last reap and are
+// idle: each has waited at least workerLinger, and less than twice that.
+// An idle worker's channel is empty (a call goes to a worker only once it
+// is off the idle list), so the nil that tells it to exit never blocks.
+func (p *workerPool) reap() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keep := p.idle[:0]
+	for _, w := range p.idle {
+		if w.gen == w.seen {
+			w.job <- nil
+			p.total--
 			continue
 		}
-		p.mu.Lock()
-		if i := slices.Index(p.idle, w); i >= 0 {
-			p.idle = slices.Delete(p.idle, i, i+1)
-			p.total--
-			p.mu.Unlock()
-			return nil
-		}
-		p.mu.Unlock()
-		*armed = w.gen + 1 // the call on its way
-		t.Reset(workerLinger)
-		return <-w.job // taken from the idle list just now: its call is on the way
+		w.seen = w.gen
+		keep = append(keep, w)
+	}
+	clear(p.idle[len(keep):])
+	p.idle = keep
+	if p.total > 0 {
+		p.reaper.Reset(workerLinger)
+	} else {
+		p.reaping = false
 	}
 }
 
