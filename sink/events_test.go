@@ -61,6 +61,19 @@ func verdict(d toolloop.Decision, reason, rule string) toolloop.Event {
 	return e
 }
 
+// modified is a guard's Modify verdict that rewrote the arguments.
+func modified(args, reason, rule string) toolloop.Event {
+	e := verdict(toolloop.Modify, reason, rule)
+	e.Verdict.Arguments = json.RawMessage(args)
+	return e
+}
+
+// at is e at t0 plus d.
+func at(e toolloop.Event, d time.Duration) toolloop.Event {
+	e.Time = t0.Add(d)
+	return e
+}
+
 func requested(reason, rule string) toolloop.Event {
 	e := callEv(toolloop.EventPermissionRequested)
 	e.Verdict = &toolloop.Verdict{Decision: toolloop.Ask, Reason: reason, Rule: rule}

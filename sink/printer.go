@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
@@ -17,10 +18,11 @@ type PrinterOptions struct {
 	// on a terminal, and never when NO_COLOR is set (see [ColorAuto]).
 	Color Color
 	// Verbose also prints what is usually noise: each call as it starts,
-	// argument repairs, allowed guard verdicts, every hook effect, model
-	// requests and prompt cache busts, progress, partial output, the stack
-	// of a panic, the run's start and a summary of its end (with the part
-	// of the input the prompt cache served).
+	// argument repairs, guard verdicts and approvals as they come (the
+	// call's line sums them up), every hook effect, model requests and
+	// prompt cache busts, progress, partial output, the stack of a panic,
+	// the run's start and a summary of its end (with the part of the
+	// input the prompt cache served).
 	Verbose bool
 	// HideReasoning leaves out the model's visible reasoning, which is
 	// printed dimmed and marked by default.
@@ -50,11 +52,23 @@ type PrinterOptions struct {
 //	✗ bash command="go test ./..." (2.1s) → execution_failed: exit status 1
 //	      --- FAIL: TestParse (0.00s)
 //
-// with the tool, a summary of its arguments, its duration if it was slow,
-// and the first line of its result ([toolloop.ToolResult.Text], or a label
-// for content that is not text), or its error kind and message in full.
-// Approval requests and approvals (a refusal shows on the call's line),
-// guard rewrites, hooks that denied, rejected or failed, limits, pauses,
+// with the tool, a summary of the arguments it ran with, its duration if
+// it was slow, and the first line of its result (its text, each content
+// block on a line of its own so that a note the loop added does not run
+// into the tool's output, or a label for content that is not text), or
+// its error kind and message in full. The line also says how the call was
+// decided: who changed its arguments (a guard, with its reason; a hook; a
+// person who edited them while approving, see [RuleEditedByPerson]), that
+// it was approved, and how long the approval was waited for, apart from
+// the time it ran, if that was slow too:
+//
+//	✓ write_file path=c.txt (args edited by person, approved, waited 12s for approval) → ok
+//
+// A request for approval prints a line when the wait begins:
+//
+//	? write_file path=c.txt → needs approval: writes need a human [ask-write]
+//
+// Hooks that denied, rejected or failed, limits, pauses,
 // transcript repairs and edits, and a run's error are printed as they
 // happen; so are messages sent into the run (see toolloop.Inbox), where
 // the loop delivered them, and interrupts, with their mode:
@@ -170,6 +184,8 @@ type runView struct {
 	// tools holds the tool names of calls that have not completed, for
 	// the line of a program (see inner).
 	tools map[string]string
+	// decided holds how calls that have not completed were decided.
+	decided map[string]*decision
 	// streamed: this turn's text came as deltas.
 	streamed, streamedReasoning bool
 	paused                      bool
@@ -178,7 +194,7 @@ type runView struct {
 func (p *printer) run(id string) *runView {
 	v := p.runs[id]
 	if v == nil {
-		v = &runView{calls: map[string]string{}, jobs: map[string]string{}, jobCalls: map[string]bool{}, tools: map[string]string{}}
+		v = &runView{calls: map[string]string{}, jobs: map[string]string{}, jobCalls: map[string]bool{}, tools: map[string]string{}, decided: map[string]*decision{}}
 		p.runs[id] = v
 	}
 	return v
@@ -238,6 +254,7 @@ func (p *printer) print(e toolloop.Event) {
 	case toolloop.EventGuardVerdict:
 		p.verdict(v, e)
 	case toolloop.EventPermissionRequested:
+		v.asked(e)
 		why := "needs approval"
 		if e.Verdict != nil {
 			why += reasonAndRule(e.Verdict.Reason, e.Verdict.Rule)
@@ -246,7 +263,7 @@ func (p *printer) print(e toolloop.Event) {
 	case toolloop.EventPermissionCompleted:
 		p.approval(v, e)
 	case toolloop.EventHook:
-		p.hook(e)
+		p.hook(v, e)
 	case toolloop.EventProgress:
 		if p.o.Verbose && e.Progress != nil {
 			p.callLine(markStart, sgrDim, e.Tool, "", "", progressText(e.Progress))
@@ -264,6 +281,7 @@ func (p *printer) print(e toolloop.Event) {
 				// The job's line said it started.
 				delete(v.calls, e.CallID)
 				delete(v.tools, e.CallID)
+				delete(v.decided, e.CallID)
 				return
 			}
 		}
@@ -531,15 +549,17 @@ func (p *printer) callHead(mark, sgr, tool, args, dur string) {
 // complete writes a call's line.
 func (p *printer) complete(v *runView, e toolloop.Event) {
 	args := v.calls[e.CallID]
+	how := v.decided[e.CallID].text(p.o.SlowCall)
 	delete(v.calls, e.CallID)
 	delete(v.tools, e.CallID)
+	delete(v.decided, e.CallID)
 	r := e.Result
 	tool := e.Tool
 	if tool == "" && r != nil {
 		tool = r.Name
 	}
 	if r == nil {
-		p.callLine(markOK, sgrGreen, tool, args, "", "")
+		p.callLine(markOK, sgrGreen, tool, args, how, "")
 		return
 	}
 	dur := ""
@@ -551,6 +571,12 @@ func (p *printer) complete(v *runView, e toolloop.Event) {
 			dur += ", "
 		}
 		dur += plural(n, "inner call")
+	}
+	if how != "" {
+		if dur != "" {
+			dur += "; "
+		}
+		dur += how
 	}
 	if !r.IsError() {
 		p.callLine(markOK, sgrGreen, tool, args, dur, p.resultSummary(r))
@@ -580,7 +606,7 @@ func (p *printer) complete(v *runView, e toolloop.Event) {
 // resultSummary is the first line of a successful result, bounded, and
 // what it left out.
 func (p *printer) resultSummary(r *toolloop.ToolResult) string {
-	text := r.Text()
+	text := resultText(r)
 	if text == "" {
 		if s := contentSummary(r.Content); s != "" {
 			return s
@@ -603,47 +629,13 @@ func (p *printer) resultSummary(r *toolloop.ToolResult) string {
 	return b.String()
 }
 
-func (p *printer) verdict(v *runView, e toolloop.Event) {
-	vd := e.Verdict
-	if vd == nil {
-		return
-	}
-	switch vd.Decision {
-	case toolloop.Modify:
-		p.callLine(markEdit, sgrYellow, e.Tool, v.calls[e.CallID], "", "arguments changed by policy"+reasonAndRule(vd.Reason, vd.Rule))
-	case toolloop.Deny:
-		// The call's line says it was denied and why; verbose mode
-		// shows the verdict as it happens too.
-		if p.o.Verbose {
-			p.callLine(markFailed, sgrRed, e.Tool, v.calls[e.CallID], "", "denied by policy"+reasonAndRule(vd.Reason, vd.Rule))
-		}
-	case toolloop.Ask:
-		// permission.requested follows when someone will decide.
-	default:
-		if p.o.Verbose {
-			p.callLine(markInfo, sgrDim, e.Tool, v.calls[e.CallID], "", "allowed"+reasonAndRule(vd.Reason, vd.Rule))
-		}
-	}
-}
-
-func (p *printer) approval(v *runView, e toolloop.Event) {
-	a := e.Approval
-	if a == nil {
-		return
-	}
-	switch {
-	case a.Approved:
-		p.callLine(markOK, sgrGreen, e.Tool, v.calls[e.CallID], "", "approved"+reasonAndRule(a.Reason, ""))
-	case p.o.Verbose:
-		// The call's line says it was denied and why.
-		p.callLine(markFailed, sgrRed, e.Tool, v.calls[e.CallID], "", "not approved"+reasonAndRule(a.Reason, ""))
-	}
-}
-
-func (p *printer) hook(e toolloop.Event) {
+func (p *printer) hook(v *runView, e toolloop.Event) {
 	h := e.Hook
 	if h == nil {
 		return
+	}
+	if h.Effect == "modify" && h.Hook == "pre_tool_use" {
+		p.changedArgs(v, e.CallID, json.RawMessage(h.Detail), hookChanged(h))
 	}
 	sgr := sgrDim
 	switch h.Effect {

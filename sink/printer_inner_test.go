@@ -88,8 +88,7 @@ func TestPrinterInnerCalls(t *testing.T) {
 		"  ? paused: 1 call await approval (write_file)\n"+
 		"  · run resumed with 1 decision\n"+
 		head+
-		"    ✓ ↳ c1/3 write_file path=b → approved: ok\n"+
-		"    ✓ ↳ c1/3 write_file path=b → wrote b\n"+
+		"    ✓ ↳ c1/3 write_file path=b (approved) → wrote b\n"+
 		`  ✓ run_code code="const a = await tools.read_file({path: 'a.go'})" (3 inner calls) → 3 files … (+3 lines)`+"\n",
 		printed(sink.PrinterOptions{}, codeModeEvents()...),
 		"the inner calls show under their program, named by their IDs; the program's line counts them")

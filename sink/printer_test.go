@@ -113,8 +113,11 @@ func TestPrinterEvents(t *testing.T) {
 		{"guard.verdict allow is quiet", sink.PrinterOptions{}, []toolloop.Event{verdict(toolloop.Allow, "", "")}, ""},
 		{"guard.verdict allow verbose", verbose, []toolloop.Event{verdict(toolloop.Allow, "read-only", "reads")},
 			"  · read_file → allowed: read-only [reads]\n"},
-		{"guard.verdict modify", sink.PrinterOptions{}, []toolloop.Event{start(`{"path":"/etc/passwd"}`), verdict(toolloop.Modify, "kept inside the workspace", "jail")},
-			"  ~ read_file path=/etc/passwd → arguments changed by policy: kept inside the workspace [jail]\n"},
+		{"guard.verdict modify shows on the call's line", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"/etc/passwd"}`), modified(`{"path":"etc/passwd"}`, "kept inside the workspace", "jail"), complete(toolloop.TextResult("root:x:0:0"))},
+			"  ✓ read_file path=etc/passwd (args changed by guard: kept inside the workspace [jail]) → root:x:0:0\n"},
+		{"guard.verdict modify verbose", verbose, []toolloop.Event{modified(`{"path":"etc/passwd"}`, "kept inside the workspace", "jail")},
+			"  ~ read_file path=etc/passwd → args changed by guard: kept inside the workspace [jail]\n"},
 		{"guard.verdict deny shows on the call's line", sink.PrinterOptions{}, []toolloop.Event{
 			start(`{"path":".env"}`), verdict(toolloop.Deny, "secrets", "no-env"), complete(failed(toolloop.KindDenied, "denied by policy: secrets"))},
 			"  ✗ read_file path=.env → denied by policy: secrets\n"},
@@ -123,7 +126,8 @@ func TestPrinterEvents(t *testing.T) {
 		{"guard.verdict ask waits for permission.requested", sink.PrinterOptions{}, []toolloop.Event{verdict(toolloop.Ask, "x", "y")}, ""},
 		{"permission.requested", sink.PrinterOptions{}, []toolloop.Event{start(`{"path":"x"}`), requested("deletes a file", "ask-delete")},
 			"  ? read_file path=x → needs approval: deletes a file [ask-delete]\n"},
-		{"permission.completed approved", sink.PrinterOptions{}, []toolloop.Event{approval(true, "")}, "  ✓ read_file → approved\n"},
+		{"permission.completed approved shows on the call's line", sink.PrinterOptions{}, []toolloop.Event{approval(true, "")}, ""},
+		{"permission.completed approved verbose", verbose, []toolloop.Event{approval(true, "ok")}, "  ✓ read_file → approved: ok\n"},
 		{"permission.completed refused shows on the call's line", sink.PrinterOptions{}, []toolloop.Event{approval(false, "no")}, ""},
 		{"permission.completed refused verbose", verbose, []toolloop.Event{approval(false, "no")}, "  ✗ read_file → not approved: no\n"},
 		{"hook.effect context is quiet", sink.PrinterOptions{}, []toolloop.Event{hook("pre_tool_use", "context", "added a note")}, ""},
@@ -453,8 +457,7 @@ func TestPrinterLoop(t *testing.T) {
 	assert.Equal(t, "  ✓ read_file path=a.go → contents of a.go\n"+
 		"  ✗ rm path=/ → denied by policy: not the root\n"+
 		"  ? rm path=tmp → needs approval: removes files [ask-rm]\n"+
-		"  ✓ rm path=tmp → approved\n"+
-		"  ✓ rm path=tmp → removed\n"+
+		"  ✓ rm path=tmp (approved) → removed\n"+
 		"All done.\nBye.\n", b.String())
 }
 
@@ -507,4 +510,59 @@ func TestPrinterChildRun(t *testing.T) {
 		"a sub-agent's calls show as its own; its text, pause and end are the parent's to tell")
 	assert.Contains(t, printed(verbose, events...), "child answer")
 	assert.Contains(t, printed(verbose, events...), "interrupted (now)")
+}
+
+// TestPrinterDecisions checks issue 39's one line per call: its decision,
+// the arguments it ran with and who changed them, and the approval's wait
+// apart from the time the call ran.
+func TestPrinterDecisions(t *testing.T) {
+	slow := toolloop.TextResult("wrote 1 byte")
+	slow.Meta.Duration = 2100 * time.Millisecond
+	edited := verdict(toolloop.Ask, "writes need a human", sink.RuleEditedByPerson)
+	edited.Verdict.Arguments = json.RawMessage(`{"path":"c.txt"}`)
+	hookMod := hook("pre_tool_use", "modify", `{"path":"safe.txt"}`)
+	noted := &toolloop.ToolResult{Status: toolloop.StatusOK, Content: []toolloop.Content{
+		toolloop.TextContent("1 line"),
+		toolloop.TextContent("Note: policy changed the arguments before the call ran (x). It ran with: {}"),
+	}}
+	cases := []struct {
+		name   string
+		opts   sink.PrinterOptions
+		events []toolloop.Event
+		want   string
+	}{
+		{"approved: one line, the wait apart", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), verdict(toolloop.Ask, "writes need a human", "ask-write"),
+			requested("writes need a human", "ask-write"), at(approval(true, "approved at the terminal"), 12*time.Second),
+			complete(slow)},
+			"  ? read_file path=b.txt → needs approval: writes need a human [ask-write]\n" +
+				"  ✓ read_file path=b.txt (2.1s; approved, waited 12s for approval) → wrote 1 byte\n"},
+		{"edited by a person: the edited arguments", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), edited, requested("writes need a human", sink.RuleEditedByPerson),
+			at(approval(true, "approved at the terminal with edited arguments"), 4*time.Second),
+			complete(toolloop.TextResult("ok"))},
+			"  ? read_file path=c.txt → needs approval: writes need a human [edited-by-person]\n" +
+				"  ✓ read_file path=c.txt (args edited by person, approved, waited 4s for approval) → ok\n"},
+		{"changed by a hook", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), hookMod, complete(toolloop.TextResult("ok"))},
+			"  ✓ read_file path=safe.txt (args changed by hook pre_tool_use[0]) → ok\n"},
+		{"denied by a person, the wait shown", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), requested("writes need a human", ""), at(approval(false, "the user declined the call at the terminal"), 3*time.Second),
+			complete(failed(toolloop.KindDenied, "denied by the approver: the user declined the call at the terminal"))},
+			"  ? read_file path=b.txt → needs approval: writes need a human\n" +
+				"  ✗ read_file path=b.txt (waited 3s for approval) → denied by the approver: the user declined the call at the terminal\n"},
+		{"denied by the guard", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":".env"}`), verdict(toolloop.Deny, "secrets", "no-env"), complete(failed(toolloop.KindDenied, "denied by policy: secrets"))},
+			"  ✗ read_file path=.env → denied by policy: secrets\n"},
+		{"a quick approval shows no wait", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), requested("r", ""), at(approval(true, "approved by -yes"), 5*time.Millisecond), complete(toolloop.TextResult("ok"))},
+			"  ? read_file path=b.txt → needs approval: r\n  ✓ read_file path=b.txt (approved) → ok\n"},
+		{"a note does not run into the result", sink.PrinterOptions{}, []toolloop.Event{start(`{}`), complete(noted)},
+			"  ✓ read_file → 1 line … (+1 line)\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, printed(c.opts, c.events...))
+		})
+	}
 }
