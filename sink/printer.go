@@ -242,6 +242,9 @@ func (p *printer) print(e toolloop.Event) {
 		args := summarizeArgs(e.Arguments, p.o.ArgumentBytes)
 		v.calls[e.CallID] = args
 		v.tools[e.CallID] = e.Tool
+		if !e.Time.IsZero() {
+			v.decision(e.CallID).started = e.Time
+		}
 		if p.o.Verbose {
 			p.callLine(markStart, sgrDim, e.Tool, args, "", "")
 		}

@@ -21,8 +21,9 @@ type decision struct {
 	// changed says who changed the arguments, in order: "changed by
 	// guard: …", "changed by hook …", "edited by person".
 	changed []string
-	// asked is when the approval was requested; waited how long it took.
-	asked  time.Time
+	// started is when the call started; asked when its approval was
+	// requested; waited how long approvals took.
+	started, asked time.Time
 	waited time.Duration
 	// answered: an approval came back; approved: it ran.
 	answered, approved bool
@@ -47,6 +48,16 @@ func (p *printer) changedArgs(v *runView, id string, args json.RawMessage, who s
 	d.changed = append(d.changed, who)
 }
 
+// askedInGuard adds to a call's wait the time its guard took to answer
+// Ask: a guard that asks a person itself, as the toolloop command's
+// terminal guard does, waits there, before permission.requested.
+func (v *runView) askedInGuard(e toolloop.Event) {
+	d := v.decision(e.CallID)
+	if !d.started.IsZero() && e.Time.After(d.started) {
+		d.waited += e.Time.Sub(d.started)
+	}
+}
+
 // asked records when a call's approval was requested.
 func (v *runView) asked(e toolloop.Event) {
 	v.decision(e.CallID).asked = e.Time
@@ -57,7 +68,7 @@ func (v *runView) answered(e toolloop.Event) {
 	d := v.decision(e.CallID)
 	d.answered, d.approved = true, e.Approval.Approved
 	if !d.asked.IsZero() && !e.Time.IsZero() && e.Time.After(d.asked) {
-		d.waited = e.Time.Sub(d.asked)
+		d.waited += e.Time.Sub(d.asked)
 	}
 }
 
@@ -139,6 +150,7 @@ func (p *printer) verdict(v *runView, e toolloop.Event) {
 		}
 	case toolloop.Ask:
 		// permission.requested follows when someone will decide.
+		v.askedInGuard(e)
 	default:
 		if p.o.Verbose {
 			p.callLine(markInfo, sgrDim, e.Tool, v.calls[e.CallID], "", "allowed"+reasonAndRule(vd.Reason, vd.Rule))

@@ -543,6 +543,11 @@ func TestPrinterDecisions(t *testing.T) {
 			complete(toolloop.TextResult("ok"))},
 			"  ? read_file path=c.txt → needs approval: writes need a human [edited-by-person]\n" +
 				"  ✓ read_file path=c.txt (args edited by person, approved, waited 4s for approval) → ok\n"},
+		{"a guard that asks itself: its wait counts", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), at(edited, 9*time.Second), at(requested("writes need a human", sink.RuleEditedByPerson), 9*time.Second),
+			at(approval(true, "approved at the terminal with edited arguments"), 9*time.Second), at(complete(toolloop.TextResult("ok")), 10*time.Second)},
+			"  ? read_file path=c.txt → needs approval: writes need a human [edited-by-person]\n" +
+				"  ✓ read_file path=c.txt (args edited by person, approved, waited 9s for approval) → ok\n"},
 		{"changed by a hook", sink.PrinterOptions{}, []toolloop.Event{
 			start(`{"path":"b.txt"}`), hookMod, complete(toolloop.TextResult("ok"))},
 			"  ✓ read_file path=safe.txt (args changed by hook pre_tool_use[0]) → ok\n"},
