@@ -24,7 +24,7 @@ type decision struct {
 	// started is when the call started; asked when its approval was
 	// requested; waited how long approvals took.
 	started, asked time.Time
-	waited time.Duration
+	waited         time.Duration
 	// answered: an approval came back; approved: it ran.
 	answered, approved bool
 }
