@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/sink"
 )
 
 // lineReader reads lines from the terminal on demand: a goroutine reads
@@ -153,7 +154,9 @@ func (g termGuard) Check(ctx context.Context, call *toolloop.Call) toolloop.Verd
 	}
 	a, edited := g.t.ask(ctx, call, args, v.Reason)
 	if edited != nil {
-		v.Arguments = edited
+		// The rule tells the printer, and the log, that the person
+		// changed the arguments, not the guard.
+		v.Arguments, v.Rule = edited, sink.RuleEditedByPerson
 	}
 	g.t.dmu.Lock()
 	g.t.decided[call.ID] = a
