@@ -97,6 +97,10 @@ func openSession(ctx context.Context, e *env, f *runFlags, logPath string, resum
 		return nil, err
 	}
 	s.print = newPrint(s.out, f.verbose)
+	if term != nil && !f.verbose {
+		// The prompt asked; the call's line records the answer.
+		s.print = quietAsked(s.print, term)
+	}
 	fmt.Fprintf(e.stderr, "toolloop: model %s; %d tools\n", name, len(t.reg.Specs(ctx)))
 	return s, nil
 }

@@ -125,6 +125,9 @@ type terminal struct {
 	hold    func() (release func())
 	dmu     sync.Mutex
 	decided map[string]toolloop.Approval
+	// prompted holds the calls asked about at the prompt that have not
+	// completed (see recorded).
+	prompted map[string]bool
 }
 
 // termGuard is the loop's guard at a terminal: its inner guard decides,
@@ -153,6 +156,14 @@ func (g termGuard) Check(ctx context.Context, call *toolloop.Call) toolloop.Verd
 		args = v.Arguments
 	}
 	a, edited := g.t.ask(ctx, call, args, v.Reason)
+	if !g.t.yes {
+		g.t.dmu.Lock()
+		if g.t.prompted == nil {
+			g.t.prompted = map[string]bool{}
+		}
+		g.t.prompted[call.ID] = true
+		g.t.dmu.Unlock()
+	}
 	if edited != nil {
 		// The rule tells the printer, and the log, that the person
 		// changed the arguments, not the guard.
@@ -348,4 +359,31 @@ func clean(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// recorded reports whether the prompt already showed e, a call's request
+// for approval that the person answered there: the call's own line records
+// the decision, so the printer need not say it waits.
+func (t *terminal) recorded(e toolloop.Event) bool {
+	switch e.Type {
+	case toolloop.EventPermissionRequested:
+		t.dmu.Lock()
+		defer t.dmu.Unlock()
+		return t.prompted[e.CallID]
+	case toolloop.EventComplete:
+		t.dmu.Lock()
+		delete(t.prompted, e.CallID)
+		t.dmu.Unlock()
+	}
+	return false
+}
+
+// quietAsked returns show without the requests for approval that the
+// terminal's prompt already showed.
+func quietAsked(show func(toolloop.Event), t *terminal) func(toolloop.Event) {
+	return func(e toolloop.Event) {
+		if !t.recorded(e) {
+			show(e)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/sink"
 )
 
 type setIn struct {
@@ -129,4 +130,24 @@ func TestLineReaderCancel(t *testing.T) {
 func TestClean(t *testing.T) {
 	assert.Equal(t, `a\u001b[31mb\u202e`, clean("a\x1b[31mb\u202e"))
 	assert.True(t, strings.HasSuffix(clean(strings.Repeat("x", 5000)), " …"))
+}
+
+// TestTerminalRecordsOneLine: a call the person edited and approved at
+// the prompt prints one line after the prompt, with the edited arguments,
+// and no request for approval (issue 39).
+func TestTerminalRecordsOneLine(t *testing.T) {
+	term, out := termFor(t, "e\n{\"key\":\"b\",\"value\":2}\ny\n", nil)
+	var printed bytes.Buffer
+	asks := toolloop.GuardFunc(func(context.Context, *toolloop.Call) toolloop.Verdict {
+		return toolloop.Verdict{Decision: toolloop.Ask, Reason: "it changes things"}
+	})
+	loop := &toolloop.AgentLoop{Tools: term.reg, Guard: termGuard{inner: asks, t: term}, Approver: term,
+		OnEvent: quietAsked(sink.NewPrinter(&printed, &sink.PrinterOptions{Color: sink.ColorNever}), term)}
+	res, pending := loop.RunCall(t.Context(), "run_1", 1, toolloop.ToolCall{ID: "c1", Name: "set", Arguments: json.RawMessage(`{"key":"a","value":1}`)}, nil)
+	require.Nil(t, pending)
+	require.False(t, res.IsError(), res.Text())
+	assert.Contains(t, out.String(), "run it?", "the prompt asked")
+	// The loop's note that the arguments changed follows the result on a
+	// line of its own.
+	assert.Equal(t, "  ✓ set key=b value=2 (args edited by person, approved) → ok … (+1 line)\n", printed.String())
 }
