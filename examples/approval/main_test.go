@@ -20,7 +20,7 @@ func TestPauseAndResume(t *testing.T) {
 		wantNotes []string
 		wantText  string
 	}{
-		{flag: "-approve", wantNotes: []string{"todo.txt"}, wantText: "  ✓ delete_note name=old.txt → deleted old.txt\nDeleted old.txt; todo.txt is still there.\n"},
+		{flag: "-approve", wantNotes: []string{"todo.txt"}, wantText: "  ✓ delete_note name=old.txt (approved) → deleted old.txt\nDeleted old.txt; todo.txt is still there.\n"},
 		{flag: "-deny", wantNotes: []string{"old.txt", "todo.txt"}, wantText: "  ✗ delete_note name=old.txt → denied by the approver: the user said no\nYou declined, so I left old.txt alone.\n"},
 	}
 	for _, tt := range tests {

@@ -76,7 +76,7 @@ func TestOffline(t *testing.T) {
 		`  ✓ go_outline path=stats.go → [{"name":"Mean","line":5,`,
 		`  ✗ exec_shell command="go test ./..."`,
 		"  ? edit_file path=stats.go edits=",
-		"→ approved: auto-approved",
+		" (approved) → edited stats.go: 1 edit",
 		"→ edited stats.go: 1 edit",
 		"Fixed: Mean in stats.go",
 	} {

@@ -20,7 +20,7 @@ func TestRun(t *testing.T) {
 	for _, want := range []string{
 		"✓ ↳ search_papers query=raft",
 		"call_1/call_2 save_notes",
-		"✓ ↳ save_notes name=raft text=\"leader election, log replication, safety\" → saved raft",
+		"✓ ↳ save_notes name=raft text=\"leader election, log replication, safety\" (approved) → saved raft",
 		"✓ research",
 		"(notes saved: 1; 2 turns of the lead;",
 	} {
