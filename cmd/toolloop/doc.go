@@ -57,7 +57,13 @@
 // reaches the loop through its Approver, so the log records the request and
 // the answer; edited arguments reach it as the guard's rewrite, so the loop
 // validates them again, the result records the change and the model is told
-// the call ran with them. -yes approves every ask. Without a terminal and
+// the call ran with them. After the answer the call prints one line when it
+// ends, with the arguments it ran with, who changed them, the decision and
+// how long the question waited, apart from the time the call ran:
+//
+//	✓ write_file path=c.txt content="new\n" (args edited by person, approved, waited 12s for approval) → wrote 4 bytes
+//
+// -yes approves every ask. Without a terminal and
 // without -yes, a call that needs approval pauses the run (exit 3): the
 // pause lists each waiting call by its ID, and toolloop resume decides
 // them.
