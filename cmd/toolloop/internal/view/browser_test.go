@@ -197,7 +197,33 @@ func TestBrowser(t *testing.T) {
 		{"job-recorded", recordJob(t), "echo", "other work", nil},
 		{"code-mode", codeModeEvents(t, nil), "read_file", "gone.go", []string{"c1/6", "c3"}},
 		{"code-mode-paused", codeModeEvents(t, untilResumed()), "stat", "view.go", []string{"c1/9"}},
+		{"edited", recordEdited(t), "rm", "b.txt", []string{"c1"}},
 	}
+	t.Run("resumed", func(t *testing.T) {
+		// A run resumed under a new ID is one story: the header has
+		// the last part's end, and the repaired call is not unfinished.
+		var log bytes.Buffer
+		for _, e := range resumedEvents() {
+			line, err := json.Marshal(e)
+			require.NoError(t, err)
+			log.Write(append(line, '\n'))
+		}
+		var page bytes.Buffer
+		require.NoError(t, Render(&page, eventlog.Events(&log), Options{}))
+		file := filepath.Join(t.TempDir(), "resumed.html")
+		require.NoError(t, os.WriteFile(file, page.Bytes(), 0o644))
+		ctx, cons := tab(t, bctx)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(pageDone))))
+		sum := js[string](t, ctx, `document.getElementById('summary').textContent`)
+		assert.Contains(t, sum, "stop: stop")
+		assert.NotContains(t, sum, "aborted")
+		assert.Contains(t, sum, "resumed 1 time")
+		assert.Equal(t, []string{"Run r1", "Resumed as run r2", "Run r3"},
+			js[[]string](t, ctx, `[...document.querySelectorAll('.run-head')].map(h => h.firstChild.textContent)`))
+		assert.Equal(t, "canceled", js[string](t, ctx, `document.querySelector('.call[data-id="c1"]').dataset.status`))
+		assert.Contains(t, js[string](t, ctx, `document.querySelector('.call[data-id="c1"] > .row .flags').textContent`), "answered by a repair")
+		assert.Empty(t, cons.errors(), "the page reported errors")
+	})
 	t.Run("csp", func(t *testing.T) {
 		// A script that got into the page some other way than the page's
 		// own does not run: the policy allows the page's script by hash.
@@ -262,6 +288,9 @@ func TestBrowser(t *testing.T) {
 						js[[]string](t, ctx, `[...document.querySelectorAll('.note.message')].map(n => n.querySelector('.t').textContent + ": " + n.querySelector('pre').textContent)`))
 					assert.Equal(t, 2, js[int](t, ctx, `document.querySelectorAll('.note.interrupt').length`))
 					assert.Equal(t, 1, js[int](t, ctx, `document.querySelectorAll('.cut-short').length`))
+				}
+				if pg.name == "edited" {
+					editedRow(t, ctx)
 				}
 				if strings.HasPrefix(pg.name, "code-mode") {
 					programRows(t, ctx, pg.name == "code-mode-paused")
@@ -513,4 +542,30 @@ func programRows(t *testing.T, ctx context.Context, paused bool) {
 	assert.Contains(t, js[string](t, ctx, `document.querySelector('.call[data-id="c3"] > .prog.out pre.err').textContent`),
 		"</script><script>window.pwned=3</script>")
 	assert.Equal(t, []string{"c3/1", "c3/2"}, js[[]string](t, ctx, `[...document.querySelectorAll('.call[data-id="c3"] > .inner-calls > .call')].map(c => c.dataset.id)`))
+}
+
+// editedRow checks the row of a call whose arguments the guard rewrote
+// and a person then edited: the row shows what it ran with and names
+// both, the details show the original beside it, and the result and the
+// guard's note are apart.
+func editedRow(t *testing.T, ctx context.Context) {
+	t.Helper()
+	row := `document.querySelector('.call[data-id="c1"] > .row')`
+	assert.Contains(t, js[string](t, ctx, row+`.querySelector('.sum').textContent`), "b.txt", "the arguments it ran with")
+	assert.Contains(t, js[string](t, ctx, row+`.querySelector('.flags').textContent`), "arguments changed by guard, person")
+	if !js[bool](t, ctx, `!!document.querySelector('.call[data-id="c1"] > .detail')`) {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.call[data-id="c1"] > .row`))))
+	}
+	heads := js[[]string](t, ctx, `[...document.querySelectorAll('.call[data-id="c1"] > .detail h4')].map(h => h.textContent)`)
+	assert.Contains(t, heads, "Arguments it ran with")
+	assert.Contains(t, heads, "Original arguments (the model's)")
+	assert.Contains(t, heads, "by guard (rule destructive): removes files")
+	assert.Contains(t, heads, "by person, when deciding the paused call (edited): b, not a")
+	detail := js[string](t, ctx, `document.querySelector('.call[data-id="c1"] > .detail').textContent`)
+	assert.NotContains(t, detail, "rewritten by guard")
+	pres := js[[]string](t, ctx, `[...document.querySelectorAll('.call[data-id="c1"] > .detail pre')].map(p => p.textContent)`)
+	assert.Contains(t, pres, "1 line", "the result alone")
+	for _, p := range pres {
+		assert.False(t, strings.HasPrefix(p, "1 lineNote"), "the result runs into the note: %q", p)
+	}
 }

@@ -9,7 +9,16 @@
 // calls that ran in parallel show side by side) and as rows that open to
 // their arguments, guard verdict, approval, hook effects, result
 // (truncation marked), error, file diff, and the runs of agents used as
-// tools nested under the call that started them. A call whose tool ran a
+// tools nested under the call that started them. A call's row shows the
+// arguments it ran with; when they are not the model's, the model's show
+// beside them, and each change is named by who made it, in order: a turn
+// processor (the call started with other arguments), the argument
+// repairer, the guard (with its rule and reason), a pre-tool-use hook (by
+// its index), or the person who decided a paused call and edited it (the
+// arguments it resumed with differ from those it paused with), with the
+// arguments after it. Text the loop added after the tool's output (the
+// guard's note that it changed the arguments, a hook's context or
+// guidance) shows as notes apart from the result. A call whose tool ran a
 // program that calls other tools (code mode: see toolloop.Inner) shows
 // the program's source as numbered lines, its inner calls nested under
 // it in order, each a call row of its own, how many it made, and its
@@ -26,7 +35,14 @@
 // happened; so do messages sent into a running run (toolloop.Inbox),
 // where the loop delivered them, and interrupts, with their mode, and a
 // model turn an interrupt cut short is marked so, with the text it had
-// written. For long runs, turns beyond the first and last few are
+// written. A run resumed under a new ID (its process stopped: the new
+// run goes on with a transcript holding a call of the run that has no
+// completion, or the run did not end or was aborted) is shown as one run
+// with it: its parts in order, each saying which it resumed, and the
+// page's header gives the end of the last part; a call that the resuming
+// part's transcript repair answered takes the repair's status, with the
+// repair shown, instead of staying unfinished. A run resumed with its own
+// ID (toolloop.AgentLoop.Resume) was one run already. For long runs, turns beyond the first and last few are
 // collapsed, and a search box and filters by tool and by status (ok,
 // error, denied, canceled, and pending or unfinished for calls the log
 // does not see end) show only the matching calls.

@@ -70,6 +70,13 @@ type run struct {
 	Turns []*turn              `json:"turns"`
 	// Notes are the run's events that belong to no turn.
 	Notes []*note `json:"notes,omitempty"`
+	// Resumes, on a run that went on with the transcript of an earlier
+	// top-level run (the calls it answers or repairs are that run's), is
+	// the earlier run's ID. Parts, on the first run of such a story, are
+	// the runs that resumed it, in order; the last part's end is the
+	// story's.
+	Resumes string `json:"resumes,omitempty"`
+	Parts   []*run `json:"parts,omitempty"`
 	// Jobs are the run's background jobs, in the order they started.
 	Jobs []*job `json:"jobs,omitempty"`
 
@@ -127,28 +134,38 @@ type call struct {
 	Depth int     `json:"depth"`
 	At    float64 `json:"at"`
 	// Dur is -1 when the call has no completion.
-	Dur         float64                `json:"dur"`
-	Args        *text                  `json:"args,omitempty"`
-	Repaired    *text                  `json:"repaired,omitempty"`
-	Repairs     []string               `json:"repairs,omitempty"`
-	Verdict     *verdict               `json:"verdict,omitempty"`
-	Asked       bool                   `json:"asked,omitempty"`
-	Approval    *toolloop.Approval     `json:"approval,omitempty"`
-	Hooks       []*toolloop.HookEffect `json:"hooks,omitempty"`
-	Status      string                 `json:"status"`
-	Kind        string                 `json:"kind,omitempty"`
-	Message     *text                  `json:"message,omitempty"`
-	Result      *text                  `json:"result,omitempty"`
-	Bytes       int                    `json:"bytes,omitempty"`
-	Truncated   bool                   `json:"truncated,omitempty"`
-	Cleared     bool                   `json:"cleared,omitempty"`
-	Synthesized bool                   `json:"synthesized,omitempty"`
-	Modified    []string               `json:"modified,omitempty"`
-	Extra       *text                  `json:"extra,omitempty"`
-	Progress    int                    `json:"progress,omitempty"`
-	Partial     int                    `json:"partial,omitempty"`
-	Stack       *text                  `json:"stack,omitempty"`
-	Diff        []*diffFile            `json:"diff,omitempty"`
+	Dur float64 `json:"dur"`
+	// Args are the arguments the call ran with; Original, when they
+	// differ, the model's; Changes say who changed them, in order.
+	Args     *text                  `json:"args,omitempty"`
+	Original *text                  `json:"original,omitempty"`
+	Changes  []*change              `json:"changes,omitempty"`
+	Repaired *text                  `json:"repaired,omitempty"`
+	Repairs  []string               `json:"repairs,omitempty"`
+	Verdict  *verdict               `json:"verdict,omitempty"`
+	Asked    bool                   `json:"asked,omitempty"`
+	Approval *toolloop.Approval     `json:"approval,omitempty"`
+	Hooks    []*toolloop.HookEffect `json:"hooks,omitempty"`
+	Status   string                 `json:"status"`
+	Kind     string                 `json:"kind,omitempty"`
+	Message  *text                  `json:"message,omitempty"`
+	Result   *text                  `json:"result,omitempty"`
+	// Notes are the text the loop added after the tool's output (a
+	// guard's or a hook's), apart from the result.
+	Notes []*text `json:"notes,omitempty"`
+	// Repair, on a call the log had no completion for, is how a later
+	// part of its run answered it when it repaired the transcript.
+	Repair      *text       `json:"repair,omitempty"`
+	Bytes       int         `json:"bytes,omitempty"`
+	Truncated   bool        `json:"truncated,omitempty"`
+	Cleared     bool        `json:"cleared,omitempty"`
+	Synthesized bool        `json:"synthesized,omitempty"`
+	Modified    []string    `json:"modified,omitempty"`
+	Extra       *text       `json:"extra,omitempty"`
+	Progress    int         `json:"progress,omitempty"`
+	Partial     int         `json:"partial,omitempty"`
+	Stack       *text       `json:"stack,omitempty"`
+	Diff        []*diffFile `json:"diff,omitempty"`
 	// Job is the ID of the background job the call started.
 	Job string `json:"job,omitempty"`
 	// Runs are the runs of agents this call started.
@@ -162,8 +179,48 @@ type call struct {
 
 	start, end time.Time
 	done       bool
-	// args are the arguments the call ran with, for its diff.
-	args json.RawMessage
+	// args are the arguments the call ran with, for its diff; orig the
+	// first the log holds (the model's); pending those it paused with.
+	args, orig, pending json.RawMessage
+	started             bool
+	// noted are the texts hooks added to the result.
+	noted []string
+}
+
+// The ones who can change a call's arguments.
+const (
+	byProcessor = "processor" // a TurnProcessor, before the call started
+	byRepairer  = "repairer"  // the argument repairer
+	byGuard     = "guard"     // a guard's Modify (or Ask with arguments)
+	byHook      = "hook"      // a pre-tool-use hook
+	byPerson    = "person"    // whoever decided a paused call, editing it
+)
+
+// change is one change to a call's arguments: who made it (By, and Name:
+// the guard's rule, the hook's list and index), why, and the arguments
+// after it.
+type change struct {
+	By     string `json:"by"`
+	Name   string `json:"name,omitempty"`
+	Reason *text  `json:"reason,omitempty"`
+	Args   *text  `json:"args,omitempty"`
+}
+
+// changed records a change to c's arguments, to args.
+func (b *builder) changed(c *call, by, name, reason string, args json.RawMessage) {
+	c.Changes = append(c.Changes, &change{By: by, Name: name, Reason: b.cut(reason), Args: b.cut(pretty(args))})
+	if len(args) > 0 {
+		c.args = args
+	}
+}
+
+// sameJSON says a and b are the same JSON value (or the same bytes).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y bytes.Buffer
+	if json.Compact(&x, a) != nil || json.Compact(&y, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(x.Bytes(), y.Bytes())
 }
 
 // verdict is a guard's decision as the page shows it.
@@ -239,7 +296,7 @@ func (b *builder) ms(t time.Time) float64 {
 func (b *builder) run(e *toolloop.Event) *run {
 	r := b.runs[e.RunID]
 	if r == nil {
-		r = &run{ID: e.RunID, ParentRun: e.ParentRunID, start: e.Time,
+		r = &run{ID: e.RunID, ParentRun: e.ParentRunID, start: e.Time, Turns: []*turn{},
 			turnOf: map[int]*turn{}, callOf: map[string]*call{}, jobOf: map[string]*job{}, jobByCall: map[string]*job{}}
 		b.runs[e.RunID] = r
 		if e.ParentRunID == "" {
@@ -341,6 +398,7 @@ func (b *builder) add(e *toolloop.Event) {
 	}
 	switch e.Type {
 	case toolloop.EventRunStart:
+		b.link(r, e.Messages)
 		addNote("start", "run started with "+plural(len(e.Messages), "message"), "")
 	case toolloop.EventRunResumed:
 		r.Paused = false
@@ -351,6 +409,8 @@ func (b *builder) add(e *toolloop.Event) {
 			names = append(names, p.Name)
 			if c := r.callOf[p.CallID]; c != nil && !c.done {
 				c.Status = statusPending
+				c.pending = p.Arguments
+				c.noted = append(c.noted, p.Notes...)
 			}
 		}
 		b.pausedPrograms(r, e)
@@ -441,6 +501,8 @@ func (b *builder) add(e *toolloop.Event) {
 	case toolloop.EventOutputInvalid:
 		addNote("invalid", "answer rejected", e.Error)
 	case toolloop.EventTranscriptRepaired:
+		b.link(r, e.Messages)
+		b.repaired(r, e)
 		addNote("repaired", "transcript repaired", strings.Join(e.Repairs, "\n"))
 	case toolloop.EventTranscriptEdited:
 		if ed := e.Edit; ed != nil {
@@ -522,8 +584,9 @@ func (b *builder) response(t *turn, e *toolloop.Event) {
 	r := b.runs[e.RunID]
 	for _, tc := range resp.Message.ToolCalls {
 		c := r.call(b, tc.ID, tc.Name, e.Turn, e.Time)
-		if c.Args == nil {
-			c.Args, c.args = b.cut(pretty(tc.Arguments)), tc.Arguments
+		if c.orig == nil {
+			c.orig, c.args = tc.Arguments, tc.Arguments
+			c.Args = b.cut(pretty(tc.Arguments))
 		}
 	}
 }
@@ -549,18 +612,17 @@ func (b *builder) callEvent(r *run, e *toolloop.Event) {
 			// when it first ran.
 			c.start = e.Time
 		}
-		if c.Args == nil || len(e.Arguments) > 0 {
-			c.Args, c.args = b.cut(pretty(e.Arguments)), e.Arguments
-		}
+		b.started(c, e.Arguments)
 	case toolloop.EventArgumentsRepaired:
 		c.Repairs = append(c.Repairs, e.Repairs...)
-		c.Repaired, c.args = b.cut(pretty(e.Arguments)), e.Arguments
+		c.Repaired = b.cut(pretty(e.Arguments))
+		b.changed(c, byRepairer, "", strings.Join(e.Repairs, "; "), e.Arguments)
 	case toolloop.EventGuardVerdict:
 		if v := e.Verdict; v != nil {
 			c.Verdict = &verdict{Decision: string(cmp.Or(v.Decision, toolloop.Allow)), Reason: b.cut(v.Reason), Rule: v.Rule,
 				Arguments: b.cut(pretty(v.Arguments))}
-			if len(v.Arguments) > 0 {
-				c.args = v.Arguments
+			if len(v.Arguments) > 0 && !sameJSON(v.Arguments, c.args) {
+				b.changed(c, byGuard, v.Rule, v.Reason, v.Arguments)
 			}
 		}
 	case toolloop.EventPermissionRequested:
@@ -570,6 +632,15 @@ func (b *builder) callEvent(r *run, e *toolloop.Event) {
 	case toolloop.EventHook:
 		if e.Hook != nil {
 			h := *e.Hook
+			switch h.Effect {
+			case "modify":
+				// The detail is the arguments the hook gave.
+				if args := json.RawMessage(h.Detail); json.Valid(args) && !sameJSON(args, c.args) {
+					b.changed(c, byHook, h.Hook+"["+strconv.Itoa(h.Index)+"]", "", args)
+				}
+			case "context", "guidance":
+				c.noted = append(c.noted, h.Detail)
+			}
 			h.Detail = textString(b.cut(h.Detail))
 			c.Hooks = append(c.Hooks, &h)
 		}
@@ -604,7 +675,7 @@ func (b *builder) complete(c *call, e *toolloop.Event) {
 			c.Source += ":" + m.SourceName
 		}
 	}
-	body := res.Text()
+	body := b.split(c, res)
 	if res.Error != nil && body == res.Error.Message {
 		body = "" // the message says it already
 	}
@@ -639,6 +710,141 @@ func statusOf(res *toolloop.ToolResult) string {
 	return statusError
 }
 
+// started folds a call's start event. The first says what the call
+// started with: a turn processor may have changed the model's arguments.
+// One after a pause is the call resumed, with the arguments of whoever
+// decided it, who may have edited them.
+func (b *builder) started(c *call, args json.RawMessage) {
+	switch {
+	case len(args) == 0:
+	case c.pending != nil:
+		if !sameJSON(args, c.pending) {
+			b.changed(c, byPerson, "", "", args)
+		}
+		c.pending = nil
+	case !c.started:
+		if c.orig == nil {
+			c.orig, c.args = args, args
+			c.Args = b.cut(pretty(args))
+		} else if !sameJSON(args, c.args) {
+			b.changed(c, byProcessor, "", "", args)
+		}
+	}
+	c.started = true
+}
+
+// split returns the text of res without the notes the loop added after
+// the tool's output (a guard's note that it changed the arguments, a
+// hook's context or guidance), which it puts in c.Notes.
+func (b *builder) split(c *call, res *toolloop.ToolResult) string {
+	k := len(res.Content)
+	for k > 0 {
+		blk := res.Content[k-1]
+		if blk.Type != toolloop.ContentText || !(strings.HasPrefix(blk.Text, guardNote) || slices.Contains(c.noted, blk.Text)) {
+			break
+		}
+		k--
+	}
+	if k == len(res.Content) {
+		return res.Text()
+	}
+	for _, blk := range res.Content[k:] {
+		c.Notes = append(c.Notes, b.cut(blk.Text))
+	}
+	return (&toolloop.ToolResult{Content: res.Content[:k], Error: res.Error}).Text()
+}
+
+// guardNote begins the note the loop adds to the result of a call whose
+// arguments a guard changed.
+const guardNote = "Note: policy changed the arguments"
+
+// link makes r part of the story of an earlier top-level run when r is
+// that run resumed under a new ID after its process stopped: the
+// transcript r goes on with holds a call of that run that has no
+// completion, or a call of a story whose last part did not end, or was
+// aborted. (A run that goes on with the transcript of one that ended is a
+// new run of the conversation, not a part.)
+func (b *builder) link(r *run, msgs []toolloop.Message) {
+	if r.ParentRun != "" || r.Resumes != "" {
+		return
+	}
+	for _, m := range msgs {
+		ids := make([]string, 0, len(m.ToolCalls)+1)
+		for _, tc := range m.ToolCalls {
+			ids = append(ids, tc.ID)
+		}
+		if m.Result != nil {
+			ids = append(ids, m.Result.CallID)
+		}
+		for _, id := range ids {
+			for _, root := range b.order {
+				if root == r {
+					continue
+				}
+				parts := append([]*run{root}, root.Parts...)
+				last := parts[len(parts)-1]
+				for _, o := range parts {
+					c := o.callOf[id]
+					if c == nil || ((c.done || c.Repair != nil) && last.Ended && last.Stop != string(toolloop.StopAborted)) {
+						continue
+					}
+					r.Resumes = last.ID
+					root.Parts = append(root.Parts, r)
+					b.order = slices.DeleteFunc(b.order, func(x *run) bool { return x == r })
+					return
+				}
+			}
+		}
+	}
+}
+
+// story is r and the runs that resumed it (r's own story if r is a part).
+func (b *builder) story(r *run) []*run {
+	for r.Resumes != "" && b.runs[r.Resumes] != nil {
+		r = b.runs[r.Resumes]
+	}
+	return append([]*run{r}, r.Parts...)
+}
+
+// repaired attaches the results a transcript repair made up to the calls
+// they answer, in r's story: calls the log has no completion for, whose
+// process stopped.
+func (b *builder) repaired(r *run, e *toolloop.Event) {
+	for _, m := range e.Messages {
+		res := m.Result
+		if res == nil {
+			continue
+		}
+		for _, o := range b.story(r) {
+			c := o.callOf[res.CallID]
+			if c == nil || c.done {
+				continue
+			}
+			c.Status = statusOf(res)
+			if res.Error != nil {
+				c.Kind, c.Message = string(res.Error.Kind), b.cut(res.Error.Message)
+			}
+			c.Repair = b.cut(cmp.Or(strings.Join(e.Repairs, "\n"), "the transcript was repaired") + " (run " + r.ID + ")")
+		}
+	}
+}
+
+// finishCall settles what a call shows of its arguments: those it ran
+// with, and the model's beside them when they differ.
+func (b *builder) finishCall(c *call) {
+	if len(c.orig) > 0 && len(c.args) > 0 && !sameJSON(c.orig, c.args) {
+		c.Original = cmp.Or(c.Args, b.cut(pretty(c.orig)))
+		c.Args = b.cut(pretty(c.args))
+	} else if c.Args == nil {
+		c.Args = b.cut(pretty(c.args))
+	}
+	for _, ch := range c.Changes {
+		if ch.By == byPerson && ch.Reason == nil && c.Approval != nil {
+			ch.Reason = b.cut(c.Approval.Reason)
+		}
+	}
+}
+
 // finish computes what needs every event: times, parallelism, counts.
 func (b *builder) finish() *page {
 	p := b.p
@@ -655,6 +861,7 @@ func (b *builder) finish() *page {
 			b.finishTurn(t)
 			for _, c := range t.Calls {
 				for _, c := range append([]*call{c}, c.Inner...) {
+					b.finishCall(c)
 					p.Calls++
 					p.Counts[c.Status]++
 					tools[c.Tool] = true
@@ -663,6 +870,9 @@ func (b *builder) finish() *page {
 					walk(cr)
 				}
 			}
+		}
+		for _, part := range r.Parts {
+			walk(part)
 		}
 	}
 	for _, r := range b.order {

@@ -24,6 +24,7 @@ func callsByID(runs []*run) map[string]*call {
 	var walk func(rs []*run)
 	walk = func(rs []*run) {
 		for _, r := range rs {
+			walk(r.Parts)
 			for _, t := range r.Turns {
 				for _, c := range t.Calls {
 					out[c.ID] = c

@@ -53,8 +53,10 @@
   function header() {
     var sum = document.getElementById("summary");
     var first = D.runs[0], total = 0, cost = null, u = null;
-    D.runs.forEach(function (r) { total = Math.max(total, r.at + r.dur); });
-    D.runs.forEach(function (r) {
+    var tops = [];
+    D.runs.forEach(function (r) { tops.push(r); (r.parts || []).forEach(function (p) { tops.push(p); }); });
+    tops.forEach(function (r) { total = Math.max(total, r.at + r.dur); });
+    tops.forEach(function (r) {
       if (r.acct) {
         cost = (cost || 0) + (r.acct.cost_usd || 0);
         if (!u) u = { input_tokens: 0, output_tokens: 0 };
@@ -68,9 +70,12 @@
     if (D.jobs) add(sum, el("span", null, plural(D.jobs, "background job")));
     if (u) add(sum, el("span", null, usage(u)));
     if (cost !== null) add(sum, el("span", null, money(cost)));
-    if (first && first.paused) add(sum, el("span", "flag warn", "paused: waiting for approval"));
-    else if (first && first.ended) add(sum, el("span", null, "stop: " + (first.stop || "—")));
-    else if (first) add(sum, el("span", "flag warn", "the log ends before the run does"));
+    // A run resumed under new IDs ends as its last part does.
+    var fin = first && first.parts ? first.parts[first.parts.length - 1] : first;
+    if (first && first.parts) add(sum, el("span", "flag", "resumed " + plural(first.parts.length, "time")));
+    if (fin && fin.paused) add(sum, el("span", "flag warn", "paused: waiting for approval"));
+    else if (fin && fin.ended) add(sum, el("span", null, "stop: " + (fin.stop || "—")));
+    else if (fin) add(sum, el("span", "flag warn", "the log ends before the run does"));
     if (D.problems) {
       var pr = document.getElementById("problems");
       pr.textContent = "Lines of the log that are not events:\n" + D.problems.join("\n");
@@ -103,7 +108,7 @@
     var sec = add(parent, el("section", "run"));
     sec.dataset.run = r.id;
     if (depth === 0) {
-      var h = add(sec, el("div", "run-head", "Run " + r.id));
+      var h = add(sec, el("div", "run-head", (r.resumes ? "Resumed as run " : "Run ") + r.id));
       var bits = [dur(r.dur), plural(r.turns.length, "turn")];
       if (r.acct) {
         bits.push(usage(r.acct.usage));
@@ -120,6 +125,14 @@
     if (r.jobs) jobsEl(r, sec);
     r.turns.forEach(function (t, i) {
       turnEl(t, sec, depth, depth > 0 || i < open || i >= n - open, r);
+    });
+    if (r.ended && r.stop && r.parts) add(sec, el("div", "dim", "this part ended with " + r.stop + "; the run went on in run " + r.parts[0].id));
+    // The runs that resumed this one, one story: each says which it resumed.
+    (r.parts || []).forEach(function (p, i) {
+      var ps = runEl(p, sec, depth);
+      ps.classList.add("part");
+      add(ps.firstChild, el("span", "dim", " · resumes run " + p.resumes + " (part " + (i + 2) + " of " + (r.parts.length + 1) + ")"));
+      if (p.ended && p.stop && i < r.parts.length - 1) add(ps, el("div", "dim", "this part ended with " + p.stop));
     });
     return sec;
   }
@@ -347,7 +360,7 @@
     add(row, el("span", "badge s-" + c.status, c.status));
     if (c.parent) add(row, el("span", "num", "#" + innerNum(c.id)));
     add(row, el("span", "tool", (c.depth > 0 || c.parent ? "↳ " : "") + c.tool));
-    add(row, el("span", "sum mono", c.program && c.program.code ? firstLine(c.program.code) : summarize(c.repaired || c.args, 160)));
+    add(row, el("span", "sum mono", c.program && c.program.code ? firstLine(c.program.code) : summarize(c.args, 160)));
     var flags = add(row, el("span", "flags"));
     if (c.program) add(flags, el("span", "flag prog", "program · " + plural(c.program.calls, "inner call")));
     if (c.parent && c.status === "pending") add(flags, el("span", "flag warn", "waiting for approval"));
@@ -355,6 +368,8 @@
     if (c.verdict && c.verdict.decision !== "allow") add(flags, el("span", "flag warn", "guard: " + c.verdict.decision));
     if (c.asked && !(c.parent && c.status === "pending")) add(flags, el("span", "flag", c.approval ? (c.approval.approved ? "approved" : "refused") : "asked"));
     if (c.hooks) add(flags, el("span", "flag", plural(c.hooks.length, "hook")));
+    if (c.changes) add(flags, el("span", "flag warn", "arguments changed by " + c.changes.map(function (ch) { return ch.by; }).join(", ")));
+    if (c.repair) add(flags, el("span", "flag", "answered by a repair"));
     if (c.truncated) add(flags, el("span", "flag warn", "truncated"));
     if (c.diff) add(flags, el("span", "flag", "diff"));
     if (c.runs) add(flags, el("span", "flag", "sub-agent"));
@@ -454,6 +469,18 @@
     });
   }
 
+  // changeTitle says who changed a call's arguments, and why.
+  function changeTitle(ch) {
+    var who = {
+      guard: "guard" + (ch.name ? " (rule " + ch.name + ")" : ""),
+      hook: "hook " + (ch.name || ""),
+      person: "person, when deciding the paused call (edited)",
+      processor: "turn processor, before the call started",
+      repairer: "argument repairer"
+    }[ch.by] || ch.by;
+    return "by " + who + (ch.reason ? ": " + ch.reason.s : "");
+  }
+
   // details builds a call's full view when it is first opened.
   function details(c) {
     var d = el("div", "detail");
@@ -467,7 +494,7 @@
     if (c.bytes) row("result size", num(c.bytes) + " bytes" + (c.truncated ? ", truncated by the loop" : ""));
     if (c.cleared) row("cleared", "a context manager later replaced this result with a stub");
     if (c.synthesized) row("synthesized", "the call did not run; a turn processor answered it");
-    if (c.modified) row("arguments rewritten by", c.modified.join(", "));
+    if (c.repair) row("repaired", c.repair.s);
     if (c.progress) row("progress reports", String(c.progress));
     if (c.partial) row("partial outputs", String(c.partial));
     if (c.program) {
@@ -475,8 +502,12 @@
       if (c.program.paused) row("paused", "an inner call waited for approval; " + plural(c.program.served, "inner call") + " answered before the pause");
     }
     if (c.program && c.program.code) add(d, el("div", "dim", "Arguments: the program above"));
-    else block(d, "Arguments", c.args);
-    if (c.repaired) block(d, "Arguments repaired: " + (c.repairs || []).join("; "), c.repaired);
+    else block(d, c.original ? "Arguments it ran with" : "Arguments", c.args);
+    block(d, "Original arguments (the model's)", c.original);
+    if (c.changes) {
+      add(d, el("h4", null, "Changes to the arguments"));
+      c.changes.forEach(function (ch) { block(d, changeTitle(ch), ch.args); });
+    }
     if (c.verdict) {
       add(d, el("h4", null, "Guard verdict"));
       add(d, el("div", null, c.verdict.decision + (c.verdict.rule ? " by rule " + c.verdict.rule : "") +
@@ -498,6 +529,7 @@
       if (c.message) block(d, "Error" + (c.kind ? " (" + c.kind + ")" : ""), c.message, "err");
       if (c.result) block(d, resultTitle(c, "Result"), c.result);
       else if (c.status === "ok") add(d, el("div", "dim", "empty result"));
+      (c.notes || []).forEach(function (nt) { block(d, "Note the loop added to the result", nt, "note-text"); });
     }
     if (c.diff) {
       c.diff.forEach(function (f) {
@@ -517,7 +549,9 @@
   // --- filtering --------------------------------------------------------------
   function searchText(c) {
     if (c.search === null) {
-      var d = c.d, parts = [d.tool, d.id, d.status, d.kind, str(d.args), str(d.repaired), str(d.result), str(d.message)];
+      var d = c.d, parts = [d.tool, d.id, d.status, d.kind, str(d.args), str(d.repaired), str(d.result), str(d.message), str(d.original), str(d.repair)];
+      (d.notes || []).forEach(function (nt) { parts.push(str(nt)); });
+      (d.changes || []).forEach(function (ch) { parts.push(ch.by, ch.name, str(ch.reason)); });
       if (d.verdict) parts.push(d.verdict.decision, d.verdict.rule, str(d.verdict.reason));
       (d.hooks || []).forEach(function (h) { parts.push(h.hook, h.effect, h.detail); });
       c.search = parts.join("\n").toLowerCase();
