@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/sink"
 )
 
 // The statuses of a call on the page. The first four are the outcomes of a
@@ -622,7 +623,13 @@ func (b *builder) callEvent(r *run, e *toolloop.Event) {
 			c.Verdict = &verdict{Decision: string(cmp.Or(v.Decision, toolloop.Allow)), Reason: b.cut(v.Reason), Rule: v.Rule,
 				Arguments: b.cut(pretty(v.Arguments))}
 			if len(v.Arguments) > 0 && !sameJSON(v.Arguments, c.args) {
-				b.changed(c, byGuard, v.Rule, v.Reason, v.Arguments)
+				if v.Rule == sink.RuleEditedByPerson {
+					// The command's guard asks the person itself and
+					// reports their edit as its verdict.
+					b.changed(c, byPerson, "", "", v.Arguments)
+				} else {
+					b.changed(c, byGuard, v.Rule, v.Reason, v.Arguments)
+				}
 			}
 		}
 	case toolloop.EventPermissionRequested:

@@ -13,6 +13,7 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/eventlog"
 	"github.com/toolloop/toolloop/looptest"
+	"github.com/toolloop/toolloop/sink"
 )
 
 // recordEdited runs a real loop whose guard asks about rm with its rule
@@ -111,6 +112,18 @@ func TestModelArgumentsByHookAndProcessor(t *testing.T) {
 	assert.Equal(t, "z", c.Result.S)
 	require.Len(t, c.Notes, 1)
 	assert.Equal(t, "mind the z", c.Notes[0].S)
+
+	// The command's guard, which asks the person at the terminal,
+	// reports their edit as its verdict: it is the person's.
+	verdict := ev(7, toolloop.EventGuardVerdict)
+	verdict.Verdict = &toolloop.Verdict{Decision: toolloop.Ask, Rule: sink.RuleEditedByPerson, Reason: "writes need a human",
+		Arguments: json.RawMessage(`{"text":"w"}`)}
+	p, err = build(events(append(sampleEvents()[:2], ev(6, toolloop.EventStart), verdict, done)...), &Options{})
+	require.NoError(t, err)
+	c = callsByID(p.Runs)["c1"]
+	require.Len(t, c.Changes, 1)
+	assert.Equal(t, byPerson, c.Changes[0].By)
+	assert.JSONEq(t, `{"text":"w"}`, c.Args.S)
 
 	// Unchanged arguments show once.
 	p, err = build(events(sampleEvents()...), &Options{})
