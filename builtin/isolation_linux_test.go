@@ -317,6 +317,10 @@ func TestSandboxWithoutNamespaces(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(e.outside, "x.txt"))
 	r = call(t, src, ExecShell, execShellIn{Command: probe(t, "key-add", "toolloop-unused")})
 	assert.Contains(t, r.Text(), "refused: operation not permitted")
-	r = call(t, src, ExecShell, execShellIn{Command: "ulimit -f"})
+	// Without tracing, the limits are set just after the exec, which
+	// leaves the command a moment without them (see launch_linux.go): the
+	// shell waits up to 5 s for them to land, and once a loaded machine
+	// ran its builtin before.
+	r = call(t, src, ExecShell, execShellIn{Command: `for i in $(seq 50); do [ "$(ulimit -f)" = 4194304 ] && break; sleep 0.1; done; ulimit -f`})
 	assert.Equal(t, "4194304\n[exit code 0]", r.Text(), "limits set just after the exec")
 }
