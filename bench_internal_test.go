@@ -151,7 +151,7 @@ func BenchmarkCacheCheck(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					w = cacheWatch{on: true, own: true, msgs: prev, tools: tools, editAt: c.editAt}
-					sink = w.check(req, c.transcript)
+					sink, _ = w.check(req, c.transcript)
 				}
 			})
 		}

@@ -97,14 +97,15 @@ func (w *cacheWatch) edited(edit *TranscriptEdit, n int) {
 
 // check compares req, a request for the run's transcript msgs, with the
 // previous request and keeps it for the next; it returns the bust to
-// report, or nil.
-func (w *cacheWatch) check(req *Request, msgs []Message) *CacheBust {
+// report, or nil, and how many leading messages of the previous request
+// req repeats (0 for a first request).
+func (w *cacheWatch) check(req *Request, msgs []Message) (*CacheBust, int) {
 	prev := *w
 	own := sameSlice(req.Messages, msgs)
 	*w = cacheWatch{on: true, own: own, msgs: req.Messages, tools: req.Tools, choice: req.ToolChoice, output: req.Output,
 		editAt: len(req.Messages), edits: prev.edits[:0]}
 	if !prev.on {
-		return nil
+		return nil, 0
 	}
 	var kept int
 	switch {
@@ -134,9 +135,9 @@ func (w *cacheWatch) check(req *Request, msgs []Message) *CacheBust {
 	case kept < len(prev.msgs):
 		reason = BustMessages
 	default:
-		return nil
+		return nil, kept
 	}
-	return &CacheBust{Reason: reason, Detail: detail, Kept: kept, Previous: len(prev.msgs)}
+	return &CacheBust{Reason: reason, Detail: detail, Kept: kept, Previous: len(prev.msgs)}, kept
 }
 
 // keptPrefix counts the leading messages of prev that cur repeats. Two

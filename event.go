@@ -46,7 +46,10 @@ const (
 	// policy; Error describes it. A wrap-up turn may follow, then run.end.
 	EventLimit EventType = "run.limit"
 
-	// EventModelRequest: the loop is asking the model for a turn.
+	// EventModelRequest: the loop is asking the model for a turn; Request
+	// describes the request (tools, tool choice, output format, token
+	// estimate) and Messages holds its messages from Request.From on:
+	// what the previous request did not have.
 	EventModelRequest EventType = "model.request"
 	// EventCacheBust: the request the loop is about to send does not
 	// begin with the whole of the run's previous request, so the
@@ -202,6 +205,11 @@ type Event struct {
 	// CacheBust says why a request's prefix differs from the previous
 	// request's, on cache.bust.
 	CacheBust *CacheBust `json:"cache_bust,omitempty"`
+	// Request describes the request of a model.request event.
+	Request *RequestInfo `json:"request,omitempty"`
+	// Timing splits the call's time into its stages, on
+	// tool.execution_complete.
+	Timing *CallTiming `json:"timing,omitempty"`
 	// Accounting is what the run has spent, on run.paused, run.limit and
 	// run.end.
 	Accounting *Accounting `json:"accounting,omitempty"`

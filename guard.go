@@ -262,6 +262,14 @@ func ruleVerdict(d Decision, reason, rule string) Verdict {
 type Approval struct {
 	Approved bool   `json:"approved"`
 	Reason   string `json:"reason,omitempty"`
+	// Arguments, on an approval, are the arguments the call runs with
+	// instead of those it was asked about: the person who approved it
+	// edited them. The loop validates them against the tool's schema
+	// again (arguments it does not accept fail the call, which does not
+	// run), records the change in the result's Meta.Modified as
+	// "approval: edited", and tells the model what the call ran with.
+	// Nil, or arguments equal to the call's, change nothing.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // Approver decides calls that a guard answered with Ask, synchronously:

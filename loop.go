@@ -281,7 +281,7 @@ func (rn *runState) accept(res *RunResult, resp *Response) Message {
 	if resp.Model != "" {
 		rn.lastModel = resp.Model
 	}
-	if len(rn.l.ContextManagers) > 0 {
+	if len(rn.l.ContextManagers) > 0 || rn.observed {
 		rn.tokens.reported(res.Messages, resp.Usage)
 	}
 	return msg
@@ -460,7 +460,7 @@ func (l *AgentLoop) generate(ctx context.Context, rn *runState, msgs []Message, 
 		return nil, err
 	}
 	req := turn.Request
-	if len(l.ContextManagers) > 0 {
+	if len(l.ContextManagers) > 0 || rn.observed {
 		rn.tokens.specs = estimateSpecs(req.Tools)
 	}
 	if rn.observed {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // ErrMissingDecision: Resume was not given a decision for every pending
@@ -355,8 +356,12 @@ func (rn *runState) resumeCall(ctx context.Context, cr *callRun, p PendingCall, 
 	if res := cr.restore(ctx, p, &a); res != nil {
 		return cr.finish(ctx, res), nil
 	}
+	cr.tm.lap(stageChecks)
 	if !a.Approved {
 		return cr.finish(ctx, notApproved(a)), nil
+	}
+	if res := cr.approvedWith(a.Arguments); res != nil {
+		return cr.finish(ctx, res), nil
 	}
 	res := cr.proceed(ctx)
 	if res == nil {
@@ -409,6 +414,7 @@ func (cr *callRun) restore(ctx context.Context, p PendingCall, a *Approval) *Too
 	if cr.rn.observed {
 		// This process has not seen the call start: say so, then settle it.
 		cr.emit(&Event{Type: EventStart, Arguments: eventArgs(p.Arguments)})
+		cr.tm = &callMarks{mark: time.Now()}
 		if a != nil {
 			cr.emit(&Event{Type: EventPermissionCompleted, Approval: a})
 		}

@@ -36,6 +36,8 @@ type callRun struct {
 	callv Call
 	// decision, if set, settles an Ask verdict (RunCall).
 	decision *Approval
+	// tm times the call's stages, while the run is observed.
+	tm *callMarks
 	// parent is the context the call runs under, on its worker.
 	parent context.Context
 	// kind and source are the resolved tool's provenance.
@@ -126,11 +128,13 @@ func (rn *runState) execCall(ctx context.Context, cr *callRun) (*ToolResult, *Pe
 			}
 		}
 		cr.emit(&Event{Type: EventStart, Arguments: eventArgs(cr.tc.Arguments)})
+		cr.tm = &callMarks{mark: cr.start}
 	}
 	res, pend := cr.prepare(ctx)
 	if pend != nil {
 		return nil, pend
 	}
+	cr.tm.lap(stageChecks)
 	if res == nil {
 		if res = cr.proceed(ctx); res == nil {
 			return cr.pausedCall()
@@ -251,6 +255,7 @@ func (cr *callRun) guard(ctx context.Context) (*ToolResult, *PendingCall) {
 		cr.extra().stack = string(perr.(*panicError).stack)
 	}
 	if cr.rn.observed {
+		cr.tm.lap(stageChecks)
 		cr.emit(&Event{Type: EventGuardVerdict, Verdict: &v})
 	}
 	switch v.Decision {
@@ -295,7 +300,7 @@ func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCal
 		if !cr.decision.Approved {
 			return notApproved(*cr.decision), nil
 		}
-		return nil, nil
+		return cr.approvedWith(cr.decision.Arguments), nil
 	}
 	if cr.rn.observed && (l.Approver != nil || l.PauseForApproval) {
 		cr.emit(&Event{Type: EventPermissionRequested, Verdict: &v})
@@ -310,9 +315,11 @@ func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCal
 		cr.rn.warnNoApprover(cr.tc.Name)
 		return errorResult(KindDenied, "denied: this call needs approval (%s) and no approver is configured", orDefault(v.Reason, "no reason given")), nil
 	}
+	cr.tm.lap(stageChecks)
 	cr.rn.approveMu.Lock()
 	a, err := protect2(func() (Approval, error) { return l.Approver.Approve(ctx, cr.call, v.Reason) })
 	cr.rn.approveMu.Unlock()
+	cr.tm.lap(stageApproval)
 	if err != nil {
 		a = Approval{Approved: false, Reason: "the approver failed: " + err.Error()}
 	}
@@ -322,11 +329,32 @@ func (cr *callRun) ask(ctx context.Context, v Verdict) (*ToolResult, *PendingCal
 	if !a.Approved {
 		return notApproved(a), nil
 	}
-	return nil, nil
+	return cr.approvedWith(a.Arguments), nil
 }
 
 func notApproved(a Approval) *ToolResult {
 	return errorResult(KindDenied, "denied by the approver: %s", orDefault(a.Reason, "no reason given"))
+}
+
+// approvedWith applies the arguments an approval edited, if any: the
+// call runs with them once the tool's schema accepts them. It returns a
+// result when it does not.
+func (cr *callRun) approvedWith(edited json.RawMessage) *ToolResult {
+	if edited == nil {
+		return nil
+	}
+	args := normalizeArgs(edited)
+	if bytes.Equal(args, cr.call.Arguments) {
+		return nil
+	}
+	if te := cr.e.validate(args); te != nil {
+		return errorResult(KindInvalidArgs, "the arguments edited when the call was approved are not ones %s accepts, so it did not run: %s", cr.tc.Name, te.Message)
+	}
+	cr.call.Arguments = args
+	x := cr.extra()
+	x.modified = append(x.modified, "approval: edited")
+	x.notes = append(x.notes, fmt.Sprintf("Note: the arguments were edited when the call was approved, before it ran. It ran with: %s", args))
+	return nil
 }
 
 // proceed runs the pre-hooks, the tool and the post-hooks. It returns nil
@@ -344,10 +372,14 @@ func (cr *callRun) runTool(ctx context.Context) *ToolResult {
 	if res := cr.claim(ctx); res != nil {
 		return res
 	}
+	cr.tm.lap(stagePreHooks)
 	if cr.call.Job != "" {
-		return cr.postHooks(ctx, cr.startJob())
+		res := cr.startJob()
+		cr.tm.ran()
+		return cr.postHooks(ctx, res)
 	}
 	res := cr.execute(ctx)
+	cr.tm.ran()
 	if res == nil {
 		return nil // paused
 	}
@@ -646,6 +678,73 @@ func (cr *callRun) finish(ctx context.Context, res *ToolResult) *ToolResult {
 	return r
 }
 
+// callMarks times a call's stages (see CallTiming): each stage's end
+// adds the time since the previous one's to its own. Its methods do
+// nothing on a nil callMarks, which is what a call of a run nobody
+// observes has.
+type callMarks struct {
+	t    CallTiming
+	mark time.Time
+	// tool: the tool has returned, so what is left is post-hooks and
+	// truncation, not checks.
+	tool bool
+}
+
+// The stages of a call, as callMarks.lap counts them.
+const (
+	stageChecks = iota
+	stageApproval
+	stagePreHooks
+	stageTool
+	stageAfter
+)
+
+// lap adds the time since the last mark to the stage's time, and marks
+// now.
+func (m *callMarks) lap(stage int) {
+	if m == nil {
+		return
+	}
+	now := time.Now()
+	d := now.Sub(m.mark)
+	m.mark = now
+	switch stage {
+	case stageChecks:
+		m.t.Checks += d
+	case stageApproval:
+		m.t.Approval += d
+	case stagePreHooks:
+		m.t.PreHooks += d
+	case stageTool:
+		m.t.Tool += d
+	default:
+		m.t.After += d
+	}
+}
+
+// ran marks the tool's return.
+func (m *callMarks) ran() {
+	if m == nil {
+		return
+	}
+	m.lap(stageTool)
+	m.tool = true
+}
+
+// timing returns the call's timing at its end, or nil.
+func (m *callMarks) timing() *CallTiming {
+	if m == nil {
+		return nil
+	}
+	if m.tool {
+		m.lap(stageAfter)
+	} else {
+		m.lap(stageChecks)
+	}
+	t := m.t
+	return &t
+}
+
 // failureHooks runs the post-tool-use-failure hooks on r, a failed
 // result. It is apart from finish to keep finish's stack frame, which
 // every call enters, small.
@@ -676,7 +775,7 @@ func (cr *callRun) failureHooks(ctx context.Context, r *ToolResult) {
 //
 //go:noinline
 func (cr *callRun) emitComplete(r *ToolResult, stack string) {
-	cr.emit(&Event{Type: EventComplete, Result: r, Stack: stack})
+	cr.emit(&Event{Type: EventComplete, Result: r, Stack: stack, Timing: cr.tm.timing()})
 }
 
 // normalizeResult makes r's status and error agree, and gives a failed

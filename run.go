@@ -141,10 +141,11 @@ func (rn *runState) emitMessages(t EventType, msgs []Message, repairs []string) 
 //
 //go:noinline
 func (rn *runState) emitRequest(req *Request, msgs []Message) {
-	if b := rn.cache.check(req, msgs); b != nil {
+	b, kept := rn.cache.check(req, msgs)
+	if b != nil {
 		rn.emit(&Event{Type: EventCacheBust, CacheBust: b})
 	}
-	rn.emit(&Event{Type: EventModelRequest})
+	rn.emit(&Event{Type: EventModelRequest, Messages: req.Messages[kept:], Request: rn.requestInfo(req, msgs, kept)})
 }
 
 // emitResponse emits the model's response, as msg, the assistant message

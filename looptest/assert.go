@@ -35,8 +35,9 @@ func AssertTranscript(t testing.TB, want, got []toolloop.Message) bool {
 	return true
 }
 
-// Canonical returns v as decoded JSON with result durations removed, fit
-// for comparing and for golden files.
+// Canonical returns v as decoded JSON with result durations and call
+// timings (an event's "timing") removed, fit for comparing and for golden
+// files.
 func Canonical(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -56,6 +57,9 @@ func scrub(v any) {
 	case map[string]any:
 		if meta, ok := v["meta"].(map[string]any); ok {
 			delete(meta, "duration_ns")
+		}
+		if _, ok := v["timing"].(map[string]any); ok {
+			delete(v, "timing")
 		}
 		for _, x := range v {
 			scrub(x)
