@@ -58,7 +58,7 @@ type PrinterOptions struct {
 // into the tool's output, or a label for content that is not text), or
 // its error kind and message in full. The line also says how the call was
 // decided: who changed its arguments (a guard, with its reason; a hook; a
-// person who edited them while approving, see [RuleEditedByPerson]), that
+// person who edited them while approving, see toolloop.Approval), that
 // it was approved, and how long the approval was waited for, apart from
 // the time it ran, if that was slow too:
 //
