@@ -751,8 +751,7 @@ func (m *callMarks) timing() *CallTiming {
 	} else {
 		m.lap(stageChecks)
 	}
-	t := m.t
-	return &t
+	return &m.t
 }
 
 // failureHooks runs the post-tool-use-failure hooks on r, a failed

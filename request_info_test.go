@@ -194,7 +194,9 @@ func TestCallTiming(t *testing.T) {
 	rec := &looptest.Recorder{}
 	var hooks atomic.Int32
 	l := &toolloop.AgentLoop{Model: m, Tools: &reg, OnEvent: rec.Record,
-		Guard: toolloop.GuardFunc(func(context.Context, *toolloop.Call) toolloop.Verdict { return toolloop.Verdict{Decision: toolloop.Ask} }),
+		Guard: toolloop.GuardFunc(func(context.Context, *toolloop.Call) toolloop.Verdict {
+			return toolloop.Verdict{Decision: toolloop.Ask}
+		}),
 		Approver: toolloop.ApproverFunc(func(context.Context, *toolloop.Call, string) (toolloop.Approval, error) {
 			time.Sleep(400 * time.Millisecond) // a person thinks
 			return toolloop.Approval{Approved: true}, nil
@@ -226,7 +228,9 @@ func TestCallTiming(t *testing.T) {
 			looptest.Turn{Reply: looptest.Text("done")})
 		rec := &looptest.Recorder{}
 		l := &toolloop.AgentLoop{Model: m, Tools: &reg, OnEvent: rec.Record,
-			Guard: toolloop.GuardFunc(func(context.Context, *toolloop.Call) toolloop.Verdict { return toolloop.Verdict{Decision: toolloop.Deny} })}
+			Guard: toolloop.GuardFunc(func(context.Context, *toolloop.Call) toolloop.Verdict {
+				return toolloop.Verdict{Decision: toolloop.Deny}
+			})}
 		_, err := l.Run(t.Context(), []toolloop.Message{toolloop.UserMessage("go")})
 		require.NoError(t, err)
 		tm := rec.Of(toolloop.EventComplete)[0].Timing

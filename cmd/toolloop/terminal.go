@@ -121,7 +121,7 @@ type terminal struct {
 	yes       bool // approve every ask without asking
 	// hold, if set, takes the terminal from what reads it while a run
 	// works, for a question, until release.
-	hold    func() (release func())
+	hold func() (release func())
 }
 
 // Approve implements toolloop.Approver: the person at the terminal
