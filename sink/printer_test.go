@@ -512,6 +512,13 @@ func TestPrinterChildRun(t *testing.T) {
 	assert.Contains(t, printed(verbose, events...), "interrupted (now)")
 }
 
+func timed(e toolloop.Event, t *toolloop.CallTiming) toolloop.Event { e.Timing = t; return e }
+
+func withDuration(r *toolloop.ToolResult, d time.Duration) *toolloop.ToolResult {
+	r.Meta.Duration = d
+	return r
+}
+
 // TestPrinterDecisions checks issue 39's one line per call: its decision,
 // the arguments it ran with and who changed them, and the approval's wait
 // apart from the time the call ran.
@@ -548,6 +555,11 @@ func TestPrinterDecisions(t *testing.T) {
 			start(`{"path":"b.txt"}`), requested("writes need a human", ""), sameOK, complete(toolloop.TextResult("ok"))},
 			"  ? read_file path=b.txt → needs approval: writes need a human\n" +
 				"  ✓ read_file path=b.txt (approved) → ok\n"},
+		{"the time the call ran holds no approval wait", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), requested("writes need a human", ""), at(approval(true, "ok"), 12*time.Second),
+			timed(complete(withDuration(toolloop.TextResult("ok"), 14100*time.Millisecond)), &toolloop.CallTiming{Approval: 12 * time.Second, Tool: 2100 * time.Millisecond})},
+			"  ? read_file path=b.txt → needs approval: writes need a human\n" +
+				"  ✓ read_file path=b.txt (2.1s; approved, waited 12s for approval) → ok\n"},
 		{"changed by a hook", sink.PrinterOptions{}, []toolloop.Event{
 			start(`{"path":"b.txt"}`), hookMod, complete(toolloop.TextResult("ok"))},
 			"  ✓ read_file path=safe.txt (args changed by hook pre_tool_use[0]) → ok\n"},
