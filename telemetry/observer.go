@@ -41,6 +41,9 @@ const (
 	StatusKey = attribute.Key("toolloop.tool.status")
 	// TruncatedKey marks a result cut to its byte budget.
 	TruncatedKey = attribute.Key("toolloop.tool.truncated")
+	// ApprovalWaitKey is how long a call waited for its approval, in
+	// seconds: part of its span, which the tool did not spend running.
+	ApprovalWaitKey = attribute.Key("toolloop.tool.approval_wait")
 )
 
 // Options configure an [Observer]. The zero value records no content (no

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -394,4 +395,27 @@ func TestSteeredRun(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"user.message", "run.interrupted"}, names)
+}
+
+// TestApprovalWait: a call an approver kept waiting says how long on its
+// span, apart from the time it ran.
+func TestApprovalWait(t *testing.T) {
+	h := newHarness(t, telemetry.Options{})
+	model := looptest.NewModel(t,
+		looptest.Turn{Reply: looptest.Calls(looptest.Call("call_1", "rm", `{"text":"f"}`), looptest.Call("call_2", "echo", `{"text":"a"}`))},
+		looptest.Turn{Reply: looptest.Text("done")})
+	guard := &toolloop.RuleGuard{Rules: []toolloop.Rule{{Destructive: true, Decision: toolloop.Ask}}}
+	loop := &toolloop.AgentLoop{Model: model, Tools: registry(new(toolSpans)), Guard: guard, OnEvent: h.obs.Record,
+		Approver: toolloop.ApproverFunc(func(context.Context, *toolloop.Call, string) (toolloop.Approval, error) {
+			time.Sleep(50 * time.Millisecond)
+			return toolloop.Approval{Approved: true}, nil
+		})}
+	_, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("go")})
+	require.NoError(t, err)
+	rm := h.named("execute_tool rm")
+	require.Len(t, rm, 1)
+	assert.GreaterOrEqual(t, attr(rm[0], "toolloop.tool.approval_wait").AsFloat64(), 0.05)
+	echo := h.named("execute_tool echo")
+	require.Len(t, echo, 1)
+	assert.Equal(t, attribute.INVALID, attr(echo[0], "toolloop.tool.approval_wait").Type(), "a call nobody approved waited for nothing")
 }

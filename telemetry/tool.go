@@ -83,6 +83,9 @@ func (o *Observer) endTool(r *run, e toolloop.Event) {
 	if res.Meta.Truncated {
 		span.SetAttributes(TruncatedKey.Bool(true))
 	}
+	if t := e.Timing; t != nil && t.Approval > 0 {
+		span.SetAttributes(ApprovalWaitKey.Float64(t.Approval.Seconds()))
+	}
 	if o.opts.RecordContent {
 		span.SetAttributes(semconv.GenAIToolCallResultKey.String(res.Text()))
 	}
