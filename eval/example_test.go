@@ -122,3 +122,37 @@ func ExampleScorerFunc() {
 	// Output:
 	// 28 bytes, want at most 20
 }
+
+// The JUnit XML of a report, for CI systems to show its failures. (This
+// report is written by hand, to leave out times.)
+func ExampleReport_WriteJUnit() {
+	report := &eval.Report{Name: "weather", Cases: []eval.CaseReport{
+		{ID: "paris", Status: eval.StatusPassed, Passed: 1, PassRate: 1, MinPassRate: 1, PassAtK: []float64{1},
+			Trials: []eval.TrialReport{{Trial: 1, Status: eval.StatusPassed, LogPath: "logs/0001-paris.trial1.jsonl"}}},
+		{ID: "rome", Status: eval.StatusFailed, Failed: 1, MinPassRate: 1, PassAtK: []float64{0},
+			Trials: []eval.TrialReport{{Trial: 1, Status: eval.StatusFailed, Scores: []eval.Score{
+				{Scorer: "tool_called(get_weather)", Reason: "get_weather was never called (calls: none)"}}}}},
+	}, Summary: eval.Summary{Cases: 2, Passed: 1, Failed: 1}}
+	_ = report.WriteJUnit(os.Stdout)
+	// Output:
+	// <?xml version="1.0" encoding="UTF-8"?>
+	// <testsuites name="weather" tests="2" failures="1" errors="0" skipped="0" time="0.000">
+	//   <testsuite name="weather" tests="2" failures="1" errors="0" skipped="0" time="0.000">
+	//     <testcase name="paris" classname="weather" time="0.000">
+	//       <system-out><![CDATA[pass rate 1.00 (1 passed, 0 failed, 0 skipped; needs 1.00)
+	// pass@k: @1=1.000
+	// trial 1: passed, log logs/0001-paris.trial1.jsonl
+	// ]]></system-out>
+	//     </testcase>
+	//     <testcase name="rome" classname="weather" time="0.000">
+	//       <failure message="1 of 1 trials failed" type="eval"><![CDATA[trial 1:
+	//   tool_called(get_weather): get_weather was never called (calls: none)
+	// ]]></failure>
+	//       <system-out><![CDATA[pass rate 0.00 (0 passed, 1 failed, 0 skipped; needs 1.00)
+	// pass@k: @1=0.000
+	// trial 1: failed
+	// ]]></system-out>
+	//     </testcase>
+	//   </testsuite>
+	// </testsuites>
+}

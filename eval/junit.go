@@ -23,15 +23,19 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Cases      []junitCase     `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Time       string           `xml:"time,attr"`
+	Timestamp  string           `xml:"timestamp,attr,omitempty"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
 }
 
 type junitProperty struct {
@@ -45,13 +49,17 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+type junitText struct {
+	Text string `xml:",cdata"`
 }
 
 type junitMessage struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
 }
 
 // WriteJUnit writes the report as JUnit XML, so that CI systems show its
@@ -73,7 +81,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		suite.Timestamp = r.Started.UTC().Format("2006-01-02T15:04:05")
 	}
 	if r.Stopped != "" {
-		suite.Properties = append(suite.Properties, junitProperty{Name: "stopped", Value: r.Stopped})
+		suite.Properties = &junitProperties{[]junitProperty{{Name: "stopped", Value: r.Stopped}}}
 	}
 	for i := range r.Cases {
 		suite.Cases = append(suite.Cases, junitCaseOf(name, &r.Cases[i]))
@@ -124,7 +132,7 @@ func junitCaseOf(suite string, c *CaseReport) junitCase {
 			fmt.Fprintf(&fail, "  %s: %s\n", s.Scorer, s.Reason)
 		}
 	}
-	jc := junitCase{Name: c.ID, Classname: suite, Time: seconds(total), SystemOut: out.String()}
+	jc := junitCase{Name: c.ID, Classname: suite, Time: seconds(total), SystemOut: &junitText{out.String()}}
 	switch c.Status {
 	case StatusFailed:
 		jc.Failure = &junitMessage{

@@ -99,6 +99,7 @@ func checkJUnit(t *testing.T, doc []byte) {
 	t.Helper()
 	dec := xml.NewDecoder(bytes.NewReader(doc))
 	var stack []string
+	props := 0
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -121,6 +122,12 @@ func checkJUnit(t *testing.T, doc []byte) {
 			}
 			stack = append(stack, name)
 		case xml.EndElement:
+			if el.Name.Local == "properties" {
+				require.Positive(t, props, "properties without a property")
+			}
+			if el.Name.Local == "property" {
+				props++
+			}
 			stack = stack[:len(stack)-1]
 		}
 	}

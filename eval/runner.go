@@ -31,7 +31,9 @@ var ErrNoLoop = errors.New("eval: Runner has no Loop")
 type Runner struct {
 	// Loop builds the agent loop for one trial of a case: the program's
 	// model, tools, guard and limits. It is called once per trial, from
-	// the trial's goroutine, and may return the same loop every time. The
+	// the trial's goroutine (so from several at once), and may return the
+	// same loop every time, if the loop's model may serve several runs at
+	// once; a scripted model should be made afresh for each trial. The
 	// runner runs a copy of it, to which it adds, for the trial only: the
 	// case's fixtures (see [FixtureTools]), which take the place of the
 	// loop's tools of the same name; a tool filter offering only the
@@ -74,7 +76,8 @@ type Runner struct {
 // Spending is counted when a trial ends, so the trials running when a
 // limit is reached finish and may overspend it by what they spend.
 // MaxDuration is a deadline: trials still running when it passes are
-// canceled and reported as skipped. The zero value limits nothing.
+// canceled and reported as skipped. What judges spend is not counted.
+// The zero value limits nothing.
 type Budget struct {
 	// MaxCost bounds the agents' cost in US dollars; 0 means no limit.
 	MaxCost float64

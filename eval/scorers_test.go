@@ -189,4 +189,3 @@ func TestJudge(t *testing.T) {
 	assert.False(t, sc.Pass, "an answer that is no grade fails")
 	assert.NotEmpty(t, sc.Reason)
 }
-
