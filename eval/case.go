@@ -105,6 +105,30 @@ type Expectation struct {
 	Params json.RawMessage
 }
 
+// NewExpectation returns the expectation of the given type whose
+// parameters are params marshalled to a JSON object (nil for none), as a
+// program writes a dataset: NewExpectation("trajectory",
+// map[string]any{"tools": names, "mode": "exact"}).
+func NewExpectation(typ string, params any) (Expectation, error) {
+	obj := map[string]json.RawMessage{}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return Expectation{}, fmt.Errorf("eval: expectation %s: %w", typ, err)
+		}
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return Expectation{}, fmt.Errorf("eval: expectation %s: the parameters are not a JSON object", typ)
+		}
+	}
+	t, _ := json.Marshal(typ)
+	obj["type"] = t
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return Expectation{}, err
+	}
+	return Expectation{Type: typ, Params: b}, nil
+}
+
 // MarshalJSON implements [json.Marshaler]: it writes Params, or an object
 // holding only the type when Params is empty.
 func (e Expectation) MarshalJSON() ([]byte, error) {
@@ -206,6 +230,20 @@ func LoadDataset(path string) ([]Case, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cases, nil
+}
+
+// WriteDataset writes cases as a dataset, one JSON line each, that
+// [ReadDataset] reads back. Scorers given in Go (Case.Scorers) are not
+// written.
+func WriteDataset(w io.Writer, cases []Case) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range cases {
+		if err := enc.Encode(&cases[i]); err != nil {
+			return fmt.Errorf("eval: case %q: %w", cases[i].ID, err)
+		}
+	}
+	return nil
 }
 
 func parseCase(schema *jsonschema.Schema, line []byte) (Case, error) {

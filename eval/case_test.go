@@ -104,3 +104,30 @@ func TestLoadDataset(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, cases)
 }
+
+func TestWriteDataset(t *testing.T) {
+	traj, err := eval.NewExpectation("trajectory", map[string]any{"tools": []string{"get_weather"}, "mode": eval.InOrder})
+	require.NoError(t, err)
+	none, err := eval.NewExpectation("no_tool_called", nil)
+	require.NoError(t, err)
+	_, err = eval.NewExpectation("x", []int{1})
+	assert.Error(t, err)
+
+	cases := []eval.Case{
+		{ID: "a <b>", Prompt: "Weather?", Expect: []eval.Expectation{traj}},
+		{ID: "c", Messages: []toolloop.Message{toolloop.UserMessage("hi")}, Expect: []eval.Expectation{none}, Trials: 2},
+	}
+	var b bytes.Buffer
+	require.NoError(t, eval.WriteDataset(&b, cases))
+	assert.Equal(t, 2, strings.Count(b.String(), "\n"))
+	back, err := eval.ReadDataset(&b)
+	require.NoError(t, err)
+	require.Len(t, back, 2)
+	assert.Equal(t, "a <b>", back[0].ID)
+	assert.JSONEq(t, `{"type": "trajectory", "tools": ["get_weather"], "mode": "in_order"}`, string(back[0].Expect[0].Params))
+	assert.Equal(t, "no_tool_called", back[1].Expect[0].Type)
+	assert.Equal(t, 2, back[1].Trials)
+	scorers, err := (&eval.Runner{}).Scorers(&back[0])
+	require.NoError(t, err)
+	assert.Equal(t, "trajectory(in_order)", scorers[0].Name())
+}
