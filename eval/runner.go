@@ -210,6 +210,13 @@ func (r *Runner) Run(ctx context.Context, cases []Case) (*Report, error) {
 	}
 	wg.Wait()
 	rep.Stopped = reason
+	for i := range rep.Cases {
+		for _, t := range rep.Cases[i].Trials {
+			if rep.Stopped == "" && t.SkipReason != "" {
+				rep.Stopped = t.SkipReason // a trial cut short by the deadline
+			}
+		}
+	}
 	rep.Duration = time.Since(rep.Started)
 	rep.summarize()
 	return rep, ctx.Err()

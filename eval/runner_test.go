@@ -261,6 +261,16 @@ func TestRunnerDeadline(t *testing.T) {
 		Loop: func(*eval.Case) (*toolloop.AgentLoop, error) { return &toolloop.AgentLoop{Model: blocking(nil)}, nil }}
 	rep, err := r.Run(context.Background(), []eval.Case{{ID: "a", Prompt: "a"}, {ID: "b", Prompt: "b"}})
 	require.NoError(t, err, "the eval's own deadline is a budget, not an error")
+	assert.Contains(t, rep.Cases[0].Trials[0].SkipReason, "while it ran")
+
+	// A deadline that passes while the last trials run still says so.
+	r.Concurrency = 2
+	rep, err = r.Run(context.Background(), []eval.Case{{ID: "a", Prompt: "a"}, {ID: "b", Prompt: "b"}})
+	require.NoError(t, err)
+	assert.Contains(t, rep.Stopped, "time limit")
+	assert.Equal(t, 2, rep.Summary.Skipped)
+	rep, err = r.Run(context.Background(), []eval.Case{{ID: "a", Prompt: "a"}, {ID: "b", Prompt: "b"}})
+	require.NoError(t, err)
 	for _, c := range rep.Cases {
 		assert.Equal(t, eval.StatusSkipped, c.Status)
 		assert.Contains(t, c.Trials[0].SkipReason, "time limit")
