@@ -23,4 +23,8 @@
 //	}
 //
 // Compose it with other guards with [toolloop.Guards].
+//
+// A [Grader] asks a judge the other question evaluations ask: does this
+// work meet this rubric? It answers with a [Grade] (pass, score and
+// reasoning) parsed as strictly, and is the judge of the eval package.
 package judgment
