@@ -3,7 +3,7 @@ package view
 import (
 	"encoding/json"
 	"slices"
-		"strings"
+	"strings"
 	"time"
 
 	"github.com/toolloop/toolloop"
