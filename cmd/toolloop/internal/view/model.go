@@ -156,7 +156,7 @@ type call struct {
 	Repairs  []string               `json:"repairs,omitempty"`
 	Verdict  *verdict               `json:"verdict,omitempty"`
 	Asked    bool                   `json:"asked,omitempty"`
-	Approval *toolloop.Approval     `json:"approval,omitempty"`
+	Approval *approval              `json:"approval,omitempty"`
 	Hooks    []*toolloop.HookEffect `json:"hooks,omitempty"`
 	Status   string                 `json:"status"`
 	Kind     string                 `json:"kind,omitempty"`
@@ -238,6 +238,15 @@ func sameJSON(a, b json.RawMessage) bool {
 		return bytes.Equal(a, b)
 	}
 	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// approval is the decision on a call that asked for one; Edited says the
+// person who approved it edited its arguments (a change of the call
+// shows them).
+type approval struct {
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+	Edited   bool   `json:"edited,omitempty"`
 }
 
 // verdict is a guard's decision as the page shows it.
@@ -571,7 +580,7 @@ func (b *builder) resumed(r *run, e *toolloop.Event, addNote func(kind, title, d
 		}
 		lines = append(lines, line)
 		if c := r.callOf[id]; c != nil {
-			c.Approval = &a
+			c.Approval = &approval{Approved: a.Approved, Reason: textString(b.cut(a.Reason)), Edited: c.Approval != nil && c.Approval.Edited}
 		}
 	}
 	addNote("resume", "run resumed with "+plural(len(e.Approvals), "decision"), strings.Join(lines, "\n"))
@@ -649,10 +658,15 @@ func (b *builder) callEvent(r *run, e *toolloop.Event) {
 	case toolloop.EventPermissionRequested:
 		c.Asked = true
 	case toolloop.EventPermissionCompleted:
-		c.Approval = e.Approval
-		if a := e.Approval; a != nil && a.Approved && len(a.Arguments) > 0 && !sameJSON(a.Arguments, c.args) {
-			// The person who approved the call edited its arguments.
-			b.changed(c, byPerson, "", a.Reason, a.Arguments)
+		c.Approval = nil
+		if a := e.Approval; a != nil {
+			c.Approval = &approval{Approved: a.Approved, Reason: textString(b.cut(a.Reason))}
+			if a.Approved && len(a.Arguments) > 0 && !sameJSON(a.Arguments, c.args) {
+				// The person who approved the call edited its
+				// arguments; the change shows them, bounded.
+				c.Approval.Edited = true
+				b.changed(c, byPerson, "", a.Reason, a.Arguments)
+			}
 		}
 	case toolloop.EventHook:
 		if e.Hook != nil {

@@ -539,7 +539,7 @@
       add(d, el("h4", null, "Approval"));
       add(d, el("div", null, c.approval ? (c.approval.approved ? "approved" : "refused") +
         (c.approval.reason ? ": " + c.approval.reason : "") : "asked; no answer in the log"));
-      if (c.approval && c.approval.arguments) block(d, "Arguments the person approved it with", { s: JSON.stringify(c.approval.arguments, null, 2) });
+      if (c.approval && c.approval.edited) add(d, el("div", "dim", "with arguments the person edited (see the changes above)"));
     }
     if (c.hooks) {
       add(d, el("h4", null, "Hook effects"));

@@ -193,7 +193,10 @@ func (b *builder) finishTiming(t *turn) {
 		calls = append(calls, span{c.At, end})
 		// The stages end with the call; a call that paused for a person
 		// waited from its start to the stages of its resumption.
-		first := max(end-tm.total(), c.At)
+		first := c.At
+		if c.Asked {
+			first = max(end-tm.total(), c.At)
+		}
 		if first > c.At {
 			waits = append(waits, span{c.At, first})
 		}
