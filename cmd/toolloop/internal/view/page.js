@@ -19,7 +19,14 @@
   }
   function add(parent, child) { parent.appendChild(child); return child; }
   function plural(n, w) { return n + " " + w + (n === 1 ? "" : "s"); }
-  function num(n) { return Number(n || 0).toLocaleString("en-US"); }
+  // num groups the digits of n by thousands (toLocaleString is slow).
+  function num(n) {
+    n = Number(n || 0);
+    if (!isFinite(n) || n % 1 !== 0) return n.toLocaleString("en-US");
+    var s = String(Math.abs(n)), out = "";
+    while (s.length > 3) { out = "," + s.slice(-3) + out; s = s.slice(0, -3); }
+    return (n < 0 ? "-" : "") + s + out;
+  }
   function dur(ms) {
     if (ms === undefined || ms === null || ms < 0) return "—";
     if (ms < 1) return ms.toFixed(2) + " ms";
@@ -314,7 +321,16 @@
     notes.forEach(function (nt) { if (nt.at <= firstCall) noteEl(body, nt, r); });
     // The run's jobs that ran during this turn.
     var jobs = ((r && r.jobs) || []).filter(function (j) { return j.turn <= t.n && t.n <= j.endTurn; });
-    if (t.calls.length || jobs.length) axis(body, t, jobs);
+    if (t.calls.length || jobs.length) {
+      // The time axis shows only in an open turn: it is built when the
+      // turn first opens.
+      var slot = add(body, el("div", "axis-slot"));
+      var drawn = false;
+      var draw = function (now) { if (!drawn && (now === true || det.open)) { drawn = true; axis(slot, t, jobs); } };
+      det.addEventListener("toggle", draw);
+      s.addEventListener("click", function () { draw(true); });
+      draw();
+    }
     t.calls.forEach(function (c) { callEl(c, body, rec); });
     if (t.answer) answerEl(body, t.answerName || "output", t.answer, null);
     notes.forEach(function (nt) { if (nt.at > firstCall) noteEl(body, nt, r); });
@@ -571,7 +587,8 @@
   // --- requests, stages, answers ---------------------------------------------
   function tokensText(q) {
     if (!q.window) return "~" + num(q.tokens) + " tokens";
-    return "tokens ~" + num(q.tokens) + " of window " + num(q.window) + " (" + Math.round(q.tokens * 100 / q.window) + "%)";
+    var pct = q.tokens * 100 / q.window;
+    return "tokens ~" + num(q.tokens) + " of window " + num(q.window) + " (" + (pct < 1 ? pct.toFixed(1) : Math.round(pct)) + "%)";
   }
   function toolsText(q) {
     return q.sameTools ? plural(q.toolCount, "tool") + " (same as previous turn)" : plural(q.toolCount, "tool");
@@ -598,9 +615,10 @@
   // built when it is first opened; a run's first request shows open.
   function requestEl(parent, q, open) {
     var det = add(parent, el("details", "req"));
-    add(det, el("summary", null, requestSummary(q)));
+    var sum = add(det, el("summary", null, requestSummary(q)));
     var built = false;
     function build() { if (!built) { built = true; requestBody(det, q); } }
+    sum.addEventListener("click", build); // before it opens: its body is there at once
     det.addEventListener("toggle", function () { if (det.open) build(); });
     var rec = { el: det, show: function () { build(); det.open = true; } };
     if (open) rec.show();
