@@ -306,7 +306,9 @@
     if (t.text) add(s, el("span", "dim", summarize(t.text, 90)));
 
     var body = add(det, el("div", "turn-body"));
-    if (t.request) rec.req = requestEl(body, t.request, first);
+    // The request and the time axis show only in an open turn: they are
+    // built when it first opens.
+    var reqSlot = t.request ? add(body, el("div", "req-slot")) : null;
     if (t.reasoning) add(body, el("div", "text reasoning", t.reasoning.s));
     if (t.text) {
       var tx = add(body, el("div", "text", t.text.s));
@@ -321,19 +323,20 @@
     notes.forEach(function (nt) { if (nt.at <= firstCall) noteEl(body, nt, r); });
     // The run's jobs that ran during this turn.
     var jobs = ((r && r.jobs) || []).filter(function (j) { return j.turn <= t.n && t.n <= j.endTurn; });
-    if (t.calls.length || jobs.length) {
-      // The time axis shows only in an open turn: it is built when the
-      // turn first opens.
-      var slot = add(body, el("div", "axis-slot"));
-      var drawn = false;
-      var draw = function (now) { if (!drawn && (now === true || det.open)) { drawn = true; axis(slot, t, jobs); } };
-      det.addEventListener("toggle", draw);
-      s.addEventListener("click", function () { draw(true); });
-      draw();
-    }
+    var slot = t.calls.length || jobs.length ? add(body, el("div", "axis-slot")) : null;
+    var drawn = false;
+    rec.draw = function (now) {
+      if (drawn || !(now === true || det.open)) return;
+      drawn = true;
+      if (reqSlot) rec.req = requestEl(reqSlot, t.request, first);
+      if (slot) axis(slot, t, jobs);
+    };
+    det.addEventListener("toggle", rec.draw);
+    s.addEventListener("click", function () { rec.draw(true); });
     t.calls.forEach(function (c) { callEl(c, body, rec); });
     if (t.answer) answerEl(body, t.answerName || "output", t.answer, null);
     notes.forEach(function (nt) { if (nt.at > firstCall) noteEl(body, nt, r); });
+    rec.draw();
   }
 
   // axis draws the turn's model request and calls as bars on a time axis,
@@ -866,7 +869,7 @@
       if (!k) return;
       t.defaultOpen = k.def;
       if (!filtering()) t.el.open = k.open;
-      if (k.req && t.req) t.req.show();
+      if (k.req) { t.draw(true); t.req.show(); }
     });
     if (filtering()) apply();
     calls.forEach(function (c) { if (keep.calls[c.key]) c.toggle(true); });
