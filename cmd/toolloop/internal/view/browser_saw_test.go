@@ -90,6 +90,22 @@ func TestBrowserSaw(t *testing.T) {
 		assert.Empty(t, cons.errors(), "the page reported errors")
 	})
 
+	t.Run("prompt-without-requests", func(t *testing.T) {
+		// A log written without transient events has no requests: the
+		// run's start shows the messages it started with.
+		var dropped []toolloop.Event
+		for _, e := range crafted() {
+			if !e.Type.Transient() {
+				dropped = append(dropped, e)
+			}
+		}
+		ctx, cons := openLog(t, bctx, logOf(t, dropped))
+		assert.Equal(t, []string{"#0 system: sys", "#1 user: report, please"},
+			js[[]string](t, ctx, `[...document.querySelectorAll('.note.start details.prompt .msg')].map(m => m.querySelector('.role').textContent + ": " + m.querySelector('pre').textContent)`))
+		assert.Zero(t, js[int](t, ctx, `document.querySelectorAll('details.turn details.req').length`), "no requests to show")
+		assert.Empty(t, cons.errors(), "the page reported errors")
+	})
+
 	t.Run("edited", func(t *testing.T) {
 		ctx, cons := openLog(t, bctx, saw)
 		row := `document.querySelector('.call[data-id="c2"] > .row')`

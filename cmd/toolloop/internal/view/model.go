@@ -79,6 +79,10 @@ type run struct {
 	Parts   []*run `json:"parts,omitempty"`
 	// Jobs are the run's background jobs, in the order they started.
 	Jobs []*job `json:"jobs,omitempty"`
+	// Prompt, on a run whose first turn has no request in the log (an
+	// older log, or one without transient events), is the messages it
+	// started with: its system and user prompts.
+	Prompt []*message `json:"prompt,omitempty"`
 
 	start, end time.Time
 	turnOf     map[int]*turn
@@ -87,6 +91,9 @@ type run struct {
 	jobByCall  map[string]*job // by the ID of the call that started it
 	// tools are the tools the run's last request offered.
 	tools []string
+	// started are the messages of the run's first run.start.
+	started []toolloop.Message
+	sawStart bool
 }
 
 // turn is one model turn and the calls it asked for.
@@ -424,6 +431,9 @@ func (b *builder) add(e *toolloop.Event) {
 	}
 	switch e.Type {
 	case toolloop.EventRunStart:
+		if !r.sawStart {
+			r.started, r.sawStart = e.Messages, true
+		}
 		b.link(r, e.Messages)
 		addNote("start", "run started with "+plural(len(e.Messages), "message"), "")
 	case toolloop.EventRunResumed:
@@ -896,6 +906,7 @@ func (b *builder) finish() *page {
 	walk = func(r *run) {
 		r.At, r.Dur = b.ms(r.start), b.ms(r.end)-b.ms(r.start)
 		slices.SortStableFunc(r.Turns, func(x, y *turn) int { return x.N - y.N })
+		b.prompt(r)
 		if r.ParentRun == "" {
 			p.Turns += len(r.Turns)
 		}

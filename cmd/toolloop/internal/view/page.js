@@ -167,6 +167,15 @@
       });
     }
     if (nt.detail) block(d, null, nt.detail);
+    if (nt.kind === "start" && r && r.prompt && r.notes && r.notes.filter(function (n) { return n.kind === "start"; })[0] === nt) {
+      // The log has no request of the first turn: its messages are the
+      // run's start's.
+      var pr = add(d, el("details", "req prompt"));
+      add(pr, el("summary", null, "the messages it started with"));
+      pr.open = true;
+      var body = add(pr, el("div", "req-body"));
+      r.prompt.forEach(function (m, i) { msgEl(body, m, i); });
+    }
     return d;
   }
 
@@ -645,14 +654,17 @@
         t.dataset.tool = n;
       });
     }
-    (q.messages || []).forEach(function (m, i) {
-      var md = add(d, el("div", "msg"));
-      md.dataset.role = m.role;
-      add(md, el("div", "role", roleLabel(m, q.from + i)));
-      if (m.calls) add(md, el("div", "dim", "asked for " + m.calls.join(", ")));
-      block(md, null, m.text, m.error ? "err" : null);
-    });
+    (q.messages || []).forEach(function (m, i) { msgEl(d, m, q.from + i); });
     if (q.left) add(d, el("div", "dim", plural(q.left, "more message") + " not listed"));
+  }
+
+  function msgEl(parent, m, i) {
+    var md = add(parent, el("div", "msg"));
+    md.dataset.role = m.role;
+    add(md, el("div", "role", roleLabel(m, i)));
+    if (m.calls) add(md, el("div", "dim", "asked for " + m.calls.join(", ")));
+    block(md, null, m.text, m.error ? "err" : null);
+    return md;
   }
 
   // answerEl shows a typed answer: the output tool's arguments, or the

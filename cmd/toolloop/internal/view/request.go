@@ -93,6 +93,20 @@ func (b *builder) request(r *run, t *turn, e *toolloop.Event) {
 	q.Tokens, q.Window = info.Tokens, info.Window
 }
 
+// prompt gives r the messages it started with when its first turn has
+// no request to show them.
+func (b *builder) prompt(r *run) {
+	if len(r.Turns) > 0 && r.Turns[0].Request != nil {
+		return
+	}
+	for i, m := range r.started {
+		if i == maxRequestMessages {
+			break
+		}
+		r.Prompt = append(r.Prompt, b.message(m))
+	}
+}
+
 func (b *builder) message(m toolloop.Message) *message {
 	out := &message{Role: string(m.Role)}
 	if res := m.Result; res != nil {

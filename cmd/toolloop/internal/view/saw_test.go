@@ -304,6 +304,30 @@ func TestSawCrafted(t *testing.T) {
 	assert.False(t, c.Output)
 }
 
+// TestSawPrompt: a run whose first request is not in the log (written
+// without transient events) shows the messages it started with; one
+// whose request is there shows them in the request only.
+func TestSawPrompt(t *testing.T) {
+	var dropped []toolloop.Event
+	for _, e := range crafted() {
+		if !e.Type.Transient() {
+			dropped = append(dropped, e)
+		}
+	}
+	p, err := build(events(dropped...), &Options{})
+	require.NoError(t, err)
+	r := p.Runs[0]
+	require.Len(t, r.Prompt, 2)
+	assert.Equal(t, "system", r.Prompt[0].Role)
+	assert.Equal(t, "sys", r.Prompt[0].Text.S)
+	assert.Equal(t, "report, please", r.Prompt[1].Text.S)
+	assert.Nil(t, r.Turns[0].Request)
+
+	p, err = build(events(crafted()...), &Options{})
+	require.NoError(t, err)
+	assert.Nil(t, p.Runs[0].Prompt)
+}
+
 // TestSawOlderLog: a log without the new payloads (no request, no
 // timing) builds as before: no request, no split, no answer.
 func TestSawOlderLog(t *testing.T) {
@@ -321,7 +345,7 @@ func TestSawOlderLog(t *testing.T) {
 	}
 	raw, err := json.Marshal(p)
 	require.NoError(t, err)
-	for _, key := range []string{`"request"`, `"spent"`, `"timing"`, `"answer"`} {
+	for _, key := range []string{`"request"`, `"spent"`, `"timing"`, `"answer"`, `"output"`} {
 		assert.NotContains(t, string(raw), key)
 	}
 }
