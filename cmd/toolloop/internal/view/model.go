@@ -92,7 +92,7 @@ type run struct {
 	// tools are the tools the run's last request offered.
 	tools []string
 	// started are the messages of the run's first run.start.
-	started []toolloop.Message
+	started  []toolloop.Message
 	sawStart bool
 }
 
