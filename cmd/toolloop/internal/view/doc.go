@@ -16,9 +16,10 @@
 // repairer, the guard (with its rule and reason), a pre-tool-use hook (by
 // its index), or the person who approved it with arguments they edited
 // (the approval's arguments, or a paused call resumed with arguments
-// that differ from those it paused with), with the arguments after it. Text the loop added after the tool's output (the
-// guard's note that it changed the arguments, a hook's context or
-// guidance) shows as notes apart from the result. A call whose tool ran a
+// that differ from those it paused with), with the arguments after it.
+// Text the loop added after the tool's output (the guard's note that it
+// changed the arguments, the note that a person edited them, a hook's
+// context or guidance) shows as notes apart from the result. A call whose tool ran a
 // program that calls other tools (code mode: see toolloop.Inner) shows
 // the program's source as numbered lines, its inner calls nested under
 // it in order, each a call row of its own, how many it made, and its
