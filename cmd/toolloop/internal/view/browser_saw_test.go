@@ -177,6 +177,7 @@ func TestBrowserSaw(t *testing.T) {
 		assert.Contains(t, js[string](t, ctx, t2+`.querySelector('.msg pre').textContent`), "Summary of the conversation", "the compaction's summary")
 		assert.Equal(t, "{\n  \"status\": \"green\",\n  \"n\": 3\n}", js[string](t, ctx, t2+`.querySelector('.answer pre').textContent`))
 		assert.Contains(t, js[string](t, ctx, t2+`.querySelector('summary').textContent`), "answer")
+		assert.Zero(t, js[int](t, ctx, `document.querySelectorAll('#chart svg').length`), "no chart of turns that used no tokens")
 		// A log without timings draws plain bars and no legend.
 		assert.Zero(t, js[int](t, ctx, `document.querySelectorAll('.stage, .legend, summary .spent').length`))
 		assert.Equal(t, 1, js[int](t, ctx, `document.querySelectorAll('details.turn[data-turn="1"] .axis .bar.s-ok').length`))

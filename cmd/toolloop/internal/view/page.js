@@ -644,7 +644,7 @@
     row("tools", toolsText(q));
     if (q.choice) row("tool choice", q.choice);
     if (q.output) row("output format", q.output);
-    row("tokens", tokensText(q));
+    row("tokens", tokensText(q).replace(/^tokens /, ""));
     if (q.tools) {
       var loaded = {};
       (q.loaded || []).forEach(function (n) { loaded[n] = true; });
@@ -748,7 +748,7 @@
     box.textContent = "";
     var ts = [];
     D.runs.forEach(function (r) { [r].concat(r.parts || []).forEach(function (p) { p.turns.forEach(function (t) { ts.push(t); }); }); });
-    if (!ts.some(function (t) { return t.usage; })) return;
+    if (!ts.some(function (t) { return t.usage && (t.usage.input_tokens || t.usage.output_tokens); })) return;
     var per = Math.ceil(ts.length / 300), cols = [];
     for (var i = 0; i < ts.length; i += per) {
       var b = { first: ts[i].n, last: ts[i].n, in: 0, out: 0, cost: 0, priced: false };
@@ -759,7 +759,7 @@
       });
       cols.push(b);
     }
-    var W = 480, H = 40, w = W / cols.length;
+    var W = Math.min(480, cols.length * 16), H = 40, w = W / cols.length;
     var maxTok = Math.max.apply(null, cols.map(function (b) { return b.in + b.out; })) || 1;
     var maxCost = Math.max.apply(null, cols.map(function (b) { return b.cost; }));
     function svg(tag, attrs, parent) {
