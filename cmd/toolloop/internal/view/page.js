@@ -370,8 +370,11 @@
     t.calls.forEach(function (c) {
       if (!c.timing || c.dur < 0) { bar(c.tool + " " + dur(c.dur), c.at, c.dur, "s-" + c.status); return; }
       staged = true;
-      var b = bar(c.tool + " " + dur(c.dur) + " · " + stageText(c), c.at, c.dur, "staged s-" + c.status);
+      var wait = c.timing.approval + (c.timing.paused || 0);
+      var b = bar(c.tool + " " + dur(c.dur) + " · " + (wait > 0 ? "waited " + dur(wait) + " for approval" : "ran " + dur(c.timing.tool)), c.at, c.dur, "staged s-" + c.status);
+      b.title = c.tool + " " + dur(c.dur) + " · " + stageText(c);
       b.dataset.call = c.id;
+      b.parentNode.classList.add("staged");
       stageSegs(b.parentNode, c, t, span);
     });
     (jobs || []).forEach(function (j) {
@@ -685,14 +688,12 @@
     ["preHooks", "pre-hooks"], ["tool", "tool"], ["after", "after (post-hooks, truncation)"]];
   var STAGE_NAME = {};
   STAGES.forEach(function (s) { STAGE_NAME[s[0]] = s[1]; });
-  function stagesTotal(tm) { return tm.checks + tm.approval + tm.preHooks + tm.tool + tm.after; }
-  function waited(c) { return c.asked ? Math.max(c.dur - stagesTotal(c.timing), 0) : 0; }
 
   // stageText says where a call's time went: "ran 12 ms, waited 4.2 s
   // for approval, …".
   function stageText(c) {
     var tm = c.timing, bits = ["ran " + dur(tm.tool)];
-    var wait = tm.approval + waited(c);
+    var wait = tm.approval + (tm.paused || 0);
     if (wait > 0) bits.push("waited " + dur(wait) + " for approval");
     if (tm.checks > 0) bits.push("checks " + dur(tm.checks));
     if (tm.preHooks > 0) bits.push("pre-hooks " + dur(tm.preHooks));
@@ -711,12 +712,10 @@
   // before it, then a pause for approval if it had one, then its stages
   // in order, ending with the call.
   function stageSegs(lane, c, t, span) {
-    var tm = c.timing, end = c.at + c.dur;
-    var first = c.asked ? Math.max(end - stagesTotal(tm), c.at) : c.at;
-    var segs = [];
-    if (tm.queue > 0) segs.push(["queue", c.at - tm.queue, tm.queue]);
-    if (first > c.at) segs.push(["wait", c.at, first - c.at]);
-    var at = first;
+    var tm = c.timing, segs = [];
+    if (tm.queue > 0) segs.push(["queue", Math.min(c.at, tm.start) - tm.queue, tm.queue]);
+    if (tm.paused) segs.push(["wait", c.at, tm.paused]);
+    var at = tm.start;
     ["checks", "approval", "preHooks", "tool", "after"].forEach(function (k) {
       if (tm[k] > 0) segs.push([k, at, tm[k]]);
       at += tm[k];

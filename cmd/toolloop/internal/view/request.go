@@ -126,9 +126,15 @@ func (b *builder) message(m toolloop.Message) *message {
 }
 
 // stages is a call's time by stage, in milliseconds, from its completion
-// event's toolloop.CallTiming; Queue is the wait from the model's
-// response to the call's start, -1 when the log does not say.
+// event's toolloop.CallTiming. The stages run in order and end with the
+// call: Start is when the first began, on the page's clock (it may be
+// before the call's start event: the loop times a call from when the
+// turn handed it over). Paused is the wait of a call that paused for
+// approval, from its start to its resumption's stages. Queue is the wait
+// from the model's response to the stages, -1 when the log does not say.
 type stages struct {
+	Start    float64 `json:"start"`
+	Paused   float64 `json:"paused,omitempty"`
 	Queue    float64 `json:"queue"`
 	Checks   float64 `json:"checks"`
 	Approval float64 `json:"approval"`
@@ -200,21 +206,20 @@ func (b *builder) finishTiming(t *turn) {
 			continue
 		}
 		timed = true
-		if !t.response.IsZero() {
-			tm.Queue = max(c.At-b.ms(t.response), 0)
-		}
 		end := c.At + c.Dur
-		calls = append(calls, span{c.At, end})
 		// The stages end with the call; a call that paused for a person
 		// waited from its start to the stages of its resumption.
-		first := c.At
-		if c.Asked {
-			first = max(end-tm.total(), c.At)
+		tm.Start = end - tm.total()
+		if c.Asked && tm.Start > c.At {
+			tm.Paused = tm.Start - c.At
+			waits = append(waits, span{c.At, tm.Start})
 		}
-		if first > c.At {
-			waits = append(waits, span{c.At, first})
+		begin := min(c.At, tm.Start)
+		if !t.response.IsZero() {
+			tm.Queue = max(begin-b.ms(t.response), 0)
 		}
-		at := first + tm.Checks
+		calls = append(calls, span{begin, end})
+		at := tm.Start + tm.Checks
 		waits = append(waits, span{at, at + tm.Approval})
 	}
 	if !timed {

@@ -209,7 +209,8 @@ func TestSawPersonEditAtResume(t *testing.T) {
 			_, err = loop.Resume(t.Context(), res.Paused, map[string]toolloop.Approval{"c1": a})
 			require.NoError(t, err)
 			require.NoError(t, w.Close())
-			c := callsByID(buildLog(t, buf.Bytes(), Options{}).Runs)["c1"]
+			p := buildLog(t, buf.Bytes(), Options{})
+			c := callsByID(p.Runs)["c1"]
 			var by []string
 			for _, ch := range c.Changes {
 				by = append(by, ch.By)
@@ -217,6 +218,11 @@ func TestSawPersonEditAtResume(t *testing.T) {
 			assert.Equal(t, tc.want, by)
 			assert.JSONEq(t, tc.args, c.Args.S)
 			require.NotNil(t, c.Timing, "the resumed call has its stages")
+			assert.Positive(t, c.Timing.Paused, "it waited from its start to its resumption")
+			assert.InDelta(t, c.At+c.Dur, c.Timing.Start+c.Timing.total(), 0.01, "its stages end with it")
+			sp := p.Runs[0].Turns[0].Spent
+			require.NotNil(t, sp)
+			assert.GreaterOrEqual(t, sp.Approval, c.Timing.Paused, "the pause is approval's")
 		})
 	}
 }
