@@ -336,6 +336,16 @@ func notApproved(a Approval) *ToolResult {
 	return errorResult(KindDenied, "denied by the approver: %s", orDefault(a.Reason, "no reason given"))
 }
 
+// sameArgs reports whether a and b are the same JSON text, but for
+// insignificant white space.
+func sameArgs(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
 // approvedWith applies the arguments an approval edited, if any: the
 // call runs with them once the tool's schema accepts them. It returns a
 // result when it does not.
@@ -344,7 +354,7 @@ func (cr *callRun) approvedWith(edited json.RawMessage) *ToolResult {
 		return nil
 	}
 	args := normalizeArgs(edited)
-	if bytes.Equal(args, cr.call.Arguments) {
+	if sameArgs(args, cr.call.Arguments) {
 		return nil
 	}
 	if te := cr.e.validate(args); te != nil {
@@ -741,8 +751,7 @@ func (m *callMarks) timing() *CallTiming {
 	} else {
 		m.lap(stageChecks)
 	}
-	t := m.t
-	return &t
+	return &m.t
 }
 
 // failureHooks runs the post-tool-use-failure hooks on r, a failed

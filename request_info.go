@@ -64,11 +64,14 @@ type CallTiming struct {
 func (rn *runState) requestInfo(req *Request, msgs []Message, from int) *RequestInfo {
 	info := &RequestInfo{From: from, Messages: len(req.Messages), ToolChoice: req.ToolChoice,
 		Window: rn.window(msgs)}
-	if len(req.Tools) > 0 {
-		info.Tools = make([]string, len(req.Tools))
+	if len(req.Tools) > 0 && !sameSlice(req.Tools, rn.toolSpecs) {
+		rn.toolSpecs, rn.toolNames = req.Tools, make([]string, len(req.Tools))
 		for i := range req.Tools {
-			info.Tools[i] = req.Tools[i].Name
+			rn.toolNames[i] = req.Tools[i].Name
 		}
+	}
+	if len(req.Tools) > 0 {
+		info.Tools = rn.toolNames
 	}
 	if c := rn.ctl; c != nil && len(c.loaded) > 0 {
 		for _, name := range info.Tools {

@@ -72,6 +72,11 @@ type runState struct {
 	jobReq jobReq
 	// cache keeps the last request, to tell a cache bust (observed runs).
 	cache cacheWatch
+	// toolSpecs and toolNames are the tools of the last request and their
+	// names, for its model.request event: a run that sends the same
+	// tools every turn names them once.
+	toolSpecs []ToolSpec
+	toolNames []string
 	// driver: the run makes requests for a driver (ModelRequest), which
 	// runs the jobs itself.
 	driver bool

@@ -54,7 +54,7 @@ func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 	}
 	if e.Approval != nil {
 		a := *e.Approval
-		if w.str(&a.Reason) {
+		if or(w.str(&a.Reason), w.raw(&a.Arguments)) {
 			e.Approval = &a
 		}
 	}
@@ -74,6 +74,12 @@ func (r *Redactor) RedactEvent(e toolloop.Event) toolloop.Event {
 	w.str(&e.Stack)
 	w.str(&e.Text)
 	w.messages(&e.Messages)
+	if e.Request != nil {
+		r := *e.Request
+		if or(w.strs(&r.Tools), w.strs(&r.Loaded), w.str(&r.Output), w.str(&r.ToolChoice.Name)) {
+			e.Request = &r
+		}
+	}
 	if e.Response != nil {
 		resp := *e.Response
 		if or(w.message(&resp.Message), w.str(&resp.Model)) {
@@ -313,7 +319,7 @@ func (w walker) pause(st **toolloop.PauseState) bool {
 func (w walker) approvals(as *map[string]toolloop.Approval) bool {
 	var out map[string]toolloop.Approval
 	for id, a := range *as {
-		if w.str(&a.Reason) {
+		if or(w.str(&a.Reason), w.raw(&a.Arguments)) {
 			if out == nil {
 				out = maps.Clone(*as)
 			}

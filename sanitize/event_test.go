@@ -37,6 +37,7 @@ var unredacted = map[string]bool{
 	"ResultMeta.Source":      true,
 	"TranscriptEdit.CallIDs": true,
 	"CacheBust.Reason":       true,
+	"ToolChoice.Mode":        true,
 	"Event.ParentRunID":      true, "Event.ParentCallID": true, "PendingCall.ParentCallID": true,
 	"PauseState.RunID": true, "ToolExecution.CallID": true,
 	"Event.Origin": true, "QueuedMessage.Origin": true, "Interrupt.Mode": true,

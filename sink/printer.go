@@ -36,7 +36,9 @@ type PrinterOptions struct {
 	// limit, printed in full up to it; 0 means 4096.
 	ErrorBytes int
 	// SlowCall is how long a call must take for its line to show its
-	// duration; 0 means one second, and a negative value shows none.
+	// duration (the time it ran, apart from its wait for approval, which
+	// the line shows on its own); 0 means one second, and a negative
+	// value shows none.
 	SlowCall time.Duration
 }
 
@@ -58,7 +60,7 @@ type PrinterOptions struct {
 // into the tool's output, or a label for content that is not text), or
 // its error kind and message in full. The line also says how the call was
 // decided: who changed its arguments (a guard, with its reason; a hook; a
-// person who edited them while approving, see [RuleEditedByPerson]), that
+// person who edited them while approving, see toolloop.Approval), that
 // it was approved, and how long the approval was waited for, apart from
 // the time it ran, if that was slow too:
 //
@@ -565,9 +567,15 @@ func (p *printer) complete(v *runView, e toolloop.Event) {
 		p.callLine(markOK, sgrGreen, tool, args, how, "")
 		return
 	}
+	// The time the call ran: without the wait for its approval, which the
+	// line shows apart.
+	ran := r.Meta.Duration
+	if e.Timing != nil {
+		ran = max(ran-e.Timing.Approval, 0)
+	}
 	dur := ""
-	if p.o.SlowCall > 0 && r.Meta.Duration >= p.o.SlowCall {
-		dur = formatDuration(r.Meta.Duration)
+	if p.o.SlowCall > 0 && ran >= p.o.SlowCall {
+		dur = formatDuration(ran)
 	}
 	if n := r.Meta.InnerCalls; n > 0 {
 		if dur != "" {

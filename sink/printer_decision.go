@@ -9,12 +9,6 @@ import (
 	"github.com/toolloop/toolloop"
 )
 
-// RuleEditedByPerson is the Rule of a guard's Ask verdict whose Arguments
-// a person edited while approving the call (as the toolloop command's
-// terminal guard does). The printer attributes the change to the person,
-// not to the guard.
-const RuleEditedByPerson = "edited-by-person"
-
 // decision is what the printer remembers of how a call in flight was
 // decided, for its one line when it completes.
 type decision struct {
@@ -46,16 +40,6 @@ func (p *printer) changedArgs(v *runView, id string, args json.RawMessage, who s
 	}
 	d := v.decision(id)
 	d.changed = append(d.changed, who)
-}
-
-// askedInGuard adds to a call's wait the time its guard took to answer
-// Ask: a guard that asks a person itself, as the toolloop command's
-// terminal guard does, waits there, before permission.requested.
-func (v *runView) askedInGuard(e toolloop.Event) {
-	d := v.decision(e.CallID)
-	if !d.started.IsZero() && e.Time.After(d.started) {
-		d.waited += e.Time.Sub(d.started)
-	}
 }
 
 // asked records when a call's approval was requested.
@@ -100,11 +84,12 @@ func hookChanged(h *toolloop.HookEffect) string {
 
 // guardChanged is the attribution of a guard verdict's rewrite.
 func guardChanged(vd *toolloop.Verdict) string {
-	if vd.Decision == toolloop.Ask && vd.Rule == RuleEditedByPerson {
-		return "edited by person"
-	}
 	return "changed by guard" + reasonAndRule(vd.Reason, vd.Rule)
 }
+
+// personEdited is the attribution of the arguments an approval edited
+// (see toolloop.Approval.Arguments): approvers that edit are people.
+const personEdited = "edited by person"
 
 // resultText is a result's text with its content blocks on lines of
 // their own, so that a note the loop added does not run into the tool's
@@ -150,7 +135,6 @@ func (p *printer) verdict(v *runView, e toolloop.Event) {
 		}
 	case toolloop.Ask:
 		// permission.requested follows when someone will decide.
-		v.askedInGuard(e)
 	default:
 		if p.o.Verbose {
 			p.callLine(markInfo, sgrDim, e.Tool, v.calls[e.CallID], "", "allowed"+reasonAndRule(vd.Reason, vd.Rule))
@@ -167,6 +151,14 @@ func (p *printer) approval(v *runView, e toolloop.Event) {
 		return
 	}
 	v.answered(e)
+	if a.Approved && len(a.Arguments) > 0 {
+		if args := summarizeArgs(a.Arguments, p.o.ArgumentBytes); args != v.calls[e.CallID] {
+			if p.o.Verbose {
+				p.callLine(markEdit, sgrDim, e.Tool, args, "", "args "+personEdited)
+			}
+			p.changedArgs(v, e.CallID, a.Arguments, personEdited)
+		}
+	}
 	if !p.o.Verbose {
 		return
 	}
@@ -176,3 +168,10 @@ func (p *printer) approval(v *runView, e toolloop.Event) {
 		p.callLine(markFailed, sgrRed, e.Tool, v.calls[e.CallID], "", "not approved"+reasonAndRule(a.Reason, ""))
 	}
 }
+
+// RuleEditedByPerson was the rule the toolloop command's guard gave a
+// person's edit before approvals carried edited arguments.
+//
+// Deprecated: see toolloop.Approval.Arguments. To be removed with the
+// viewer's last use of it.
+const RuleEditedByPerson = "edited-by-person"

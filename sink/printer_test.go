@@ -512,14 +512,23 @@ func TestPrinterChildRun(t *testing.T) {
 	assert.Contains(t, printed(verbose, events...), "interrupted (now)")
 }
 
+func timed(e toolloop.Event, t *toolloop.CallTiming) toolloop.Event { e.Timing = t; return e }
+
+func withDuration(r *toolloop.ToolResult, d time.Duration) *toolloop.ToolResult {
+	r.Meta.Duration = d
+	return r
+}
+
 // TestPrinterDecisions checks issue 39's one line per call: its decision,
 // the arguments it ran with and who changed them, and the approval's wait
 // apart from the time the call ran.
 func TestPrinterDecisions(t *testing.T) {
 	slow := toolloop.TextResult("wrote 1 byte")
 	slow.Meta.Duration = 2100 * time.Millisecond
-	edited := verdict(toolloop.Ask, "writes need a human", sink.RuleEditedByPerson)
-	edited.Verdict.Arguments = json.RawMessage(`{"path":"c.txt"}`)
+	editedOK := approval(true, "approved at the terminal with edited arguments")
+	editedOK.Approval.Arguments = json.RawMessage(`{"path":"c.txt"}`)
+	sameOK := approval(true, "approved at the terminal")
+	sameOK.Approval.Arguments = json.RawMessage(`{"path":"b.txt"}`)
 	hookMod := hook("pre_tool_use", "modify", `{"path":"safe.txt"}`)
 	noted := &toolloop.ToolResult{Status: toolloop.StatusOK, Content: []toolloop.Content{
 		toolloop.TextContent("1 line"),
@@ -538,16 +547,19 @@ func TestPrinterDecisions(t *testing.T) {
 			"  ? read_file path=b.txt → needs approval: writes need a human [ask-write]\n" +
 				"  ✓ read_file path=b.txt (2.1s; approved, waited 12s for approval) → wrote 1 byte\n"},
 		{"edited by a person: the edited arguments", sink.PrinterOptions{}, []toolloop.Event{
-			start(`{"path":"b.txt"}`), edited, requested("writes need a human", sink.RuleEditedByPerson),
-			at(approval(true, "approved at the terminal with edited arguments"), 4*time.Second),
-			complete(toolloop.TextResult("ok"))},
-			"  ? read_file path=c.txt → needs approval: writes need a human [edited-by-person]\n" +
+			start(`{"path":"b.txt"}`), verdict(toolloop.Ask, "writes need a human", "ask-write"), requested("writes need a human", "ask-write"),
+			at(editedOK, 4*time.Second), complete(toolloop.TextResult("ok"))},
+			"  ? read_file path=b.txt → needs approval: writes need a human [ask-write]\n" +
 				"  ✓ read_file path=c.txt (args edited by person, approved, waited 4s for approval) → ok\n"},
-		{"a guard that asks itself: its wait counts", sink.PrinterOptions{}, []toolloop.Event{
-			start(`{"path":"b.txt"}`), at(edited, 9*time.Second), at(requested("writes need a human", sink.RuleEditedByPerson), 9*time.Second),
-			at(approval(true, "approved at the terminal with edited arguments"), 9*time.Second), at(complete(toolloop.TextResult("ok")), 10*time.Second)},
-			"  ? read_file path=c.txt → needs approval: writes need a human [edited-by-person]\n" +
-				"  ✓ read_file path=c.txt (args edited by person, approved, waited 9s for approval) → ok\n"},
+		{"an approval that repeats the arguments edits nothing", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), requested("writes need a human", ""), sameOK, complete(toolloop.TextResult("ok"))},
+			"  ? read_file path=b.txt → needs approval: writes need a human\n" +
+				"  ✓ read_file path=b.txt (approved) → ok\n"},
+		{"the time the call ran holds no approval wait", sink.PrinterOptions{}, []toolloop.Event{
+			start(`{"path":"b.txt"}`), requested("writes need a human", ""), at(approval(true, "ok"), 12*time.Second),
+			timed(complete(withDuration(toolloop.TextResult("ok"), 14100*time.Millisecond)), &toolloop.CallTiming{Approval: 12 * time.Second, Tool: 2100 * time.Millisecond})},
+			"  ? read_file path=b.txt → needs approval: writes need a human\n" +
+				"  ✓ read_file path=b.txt (2.1s; approved, waited 12s for approval) → ok\n"},
 		{"changed by a hook", sink.PrinterOptions{}, []toolloop.Event{
 			start(`{"path":"b.txt"}`), hookMod, complete(toolloop.TextResult("ok"))},
 			"  ✓ read_file path=safe.txt (args changed by hook pre_tool_use[0]) → ok\n"},

@@ -55,9 +55,9 @@
 // replacement JSON on one line), checks that they are a JSON object the
 // tool's schema accepts, and asks again about the edited call. The answer
 // reaches the loop through its Approver, so the log records the request and
-// the answer; edited arguments reach it as the guard's rewrite, so the loop
-// validates them again, the result records the change and the model is told
-// the call ran with them. After the answer the call prints one line when it
+// the answer, and edited arguments with it (toolloop.Approval.Arguments):
+// the loop validates them again, the result records the change as the
+// approval's, and the model is told the call ran with them. After the answer the call prints one line when it
 // ends, with the arguments it ran with, who changed them, the decision and
 // how long the question waited, apart from the time the call ran:
 //

@@ -116,7 +116,7 @@ func redactor(getenv func(string) string) *sanitize.Redactor {
 // newTerminal returns the terminal's questioner for the tools in t.
 func newTerminal(e *env, in *lineReader, reg *toolloop.ToolRegistry, yes bool) *terminal {
 	return &terminal{in: in, out: e.stderr, getenv: e.getenv, editorIn: e.stdin, editorOut: e.stderr,
-		reg: reg, yes: yes, decided: map[string]toolloop.Approval{}}
+		reg: reg, yes: yes}
 }
 
 // loopFor returns the loop of run, resume and call. With a terminal, asks
@@ -131,7 +131,6 @@ func loopFor(model toolloop.Model, t *tools, term *terminal, red *sanitize.Redac
 		OnEvent: onEvent,
 	}
 	if term != nil {
-		l.Guard = termGuard{inner: l.Guard, t: term}
 		l.Approver = term
 	} else {
 		l.PauseForApproval = true

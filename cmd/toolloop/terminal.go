@@ -17,7 +17,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/toolloop/toolloop"
-	"github.com/toolloop/toolloop/sink"
 )
 
 // lineReader reads lines from the terminal on demand: a goroutine reads
@@ -122,70 +121,18 @@ type terminal struct {
 	yes       bool // approve every ask without asking
 	// hold, if set, takes the terminal from what reads it while a run
 	// works, for a question, until release.
-	hold    func() (release func())
-	dmu     sync.Mutex
-	decided map[string]toolloop.Approval
-	// prompted holds the calls asked about at the prompt that have not
-	// completed (see recorded).
-	prompted map[string]bool
+	hold func() (release func())
 }
 
-// termGuard is the loop's guard at a terminal: its inner guard decides,
-// and when it asks, the person at the terminal answers y, n, or e to edit
-// the arguments first. The answer goes to the loop through the terminal's
-// Approver (so the log records permission.requested and
-// permission.completed), and edited arguments through the verdict (so the
-// loop validates them again, records the change, and tells the model the
-// call ran with them).
-type termGuard struct {
-	inner toolloop.Guard
-	t     *terminal
-}
-
-// MayAsk implements toolloop.Asker.
-func (g termGuard) MayAsk() bool { return true }
-
-// Check implements toolloop.Guard.
-func (g termGuard) Check(ctx context.Context, call *toolloop.Call) toolloop.Verdict {
-	v := g.inner.Check(ctx, call)
-	if v.Decision != toolloop.Ask {
-		return v
-	}
-	args := call.Arguments
-	if v.Arguments != nil {
-		args = v.Arguments
-	}
-	a, edited := g.t.ask(ctx, call, args, v.Reason)
-	if !g.t.yes {
-		g.t.dmu.Lock()
-		if g.t.prompted == nil {
-			g.t.prompted = map[string]bool{}
-		}
-		g.t.prompted[call.ID] = true
-		g.t.dmu.Unlock()
-	}
-	if edited != nil {
-		// The rule tells the printer, and the log, that the person
-		// changed the arguments, not the guard.
-		v.Arguments, v.Rule = edited, sink.RuleEditedByPerson
-	}
-	g.t.dmu.Lock()
-	g.t.decided[call.ID] = a
-	g.t.dmu.Unlock()
-	return v
-}
-
-// Approve implements toolloop.Approver: the answer termGuard got for the
-// call, or, for an ask that did not come through it, a y/n question.
+// Approve implements toolloop.Approver: the person at the terminal
+// answers y, n, or e to edit the arguments first. Edited arguments go to
+// the loop with the approval (toolloop.Approval.Arguments), so the loop
+// validates them again, records the change as the person's, and tells
+// the model the call ran with them; the log's permission.completed holds
+// them.
 func (t *terminal) Approve(ctx context.Context, call *toolloop.Call, reason string) (toolloop.Approval, error) {
-	t.dmu.Lock()
-	a, ok := t.decided[call.ID]
-	delete(t.decided, call.ID)
-	t.dmu.Unlock()
-	if ok {
-		return a, nil
-	}
-	a, _ = t.askOnly(ctx, call.Name, call.Arguments, reason, false)
+	a, edited := t.ask(ctx, call, call.Arguments, reason)
+	a.Arguments = edited
 	return a, nil
 }
 
@@ -361,21 +308,12 @@ func clean(s string) string {
 	return b.String()
 }
 
-// recorded reports whether the prompt already showed e, a call's request
-// for approval that the person answered there: the call's own line records
-// the decision, so the printer need not say it waits.
+// recorded reports whether the prompt shows e, a call's request for
+// approval: unless -yes answers them, every request is asked about at the
+// prompt, and the call's own line records the decision, so the printer
+// need not say it waits.
 func (t *terminal) recorded(e toolloop.Event) bool {
-	switch e.Type {
-	case toolloop.EventPermissionRequested:
-		t.dmu.Lock()
-		defer t.dmu.Unlock()
-		return t.prompted[e.CallID]
-	case toolloop.EventComplete:
-		t.dmu.Lock()
-		delete(t.prompted, e.CallID)
-		t.dmu.Unlock()
-	}
-	return false
+	return e.Type == toolloop.EventPermissionRequested && !t.yes
 }
 
 // quietAsked returns show without the requests for approval that the

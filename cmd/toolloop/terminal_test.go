@@ -30,7 +30,7 @@ func termFor(t *testing.T, input string, vars map[string]string) (*terminal, *by
 	in := newLineReader(strings.NewReader(input))
 	t.Cleanup(in.close)
 	term := &terminal{in: in, out: &out, getenv: func(k string) string { return vars[k] }, reg: &reg,
-		editorIn: strings.NewReader(""), editorOut: &out, decided: map[string]toolloop.Approval{}}
+		editorIn: strings.NewReader(""), editorOut: &out}
 	return term, &out
 }
 
@@ -88,9 +88,9 @@ func TestTerminalEditor(t *testing.T) {
 	assert.Contains(t, out.String(), "the editor failed")
 }
 
-// TestTermGuardEdit runs a loop whose guard asks: the edited arguments
+// TestTerminalEdit runs a loop whose guard asks: the edited arguments
 // are what the tool runs with, and the model is told so.
-func TestTermGuardEdit(t *testing.T) {
+func TestTerminalEdit(t *testing.T) {
 	term, _ := termFor(t, "e\n{\"key\":\"b\",\"value\":2}\ny\n", nil)
 	var got setIn
 	var reg toolloop.ToolRegistry
@@ -98,12 +98,13 @@ func TestTermGuardEdit(t *testing.T) {
 	tool.Annotations.Destructive = true
 	reg.MustRegister(tool)
 	term.reg = &reg
-	loop := &toolloop.AgentLoop{Tools: &reg, Guard: termGuard{inner: policy(), t: term}, Approver: term}
+	loop := &toolloop.AgentLoop{Tools: &reg, Guard: policy(), Approver: term}
 	res, _ := loop.RunCall(t.Context(), "r1", 1, toolloop.ToolCall{ID: "c1", Name: "set", Arguments: json.RawMessage(`{"key":"a","value":1}`)}, nil)
 	require.NotNil(t, res)
 	assert.Equal(t, toolloop.StatusOK, res.Status, res.Text())
 	assert.Equal(t, setIn{Key: "b", Value: 2}, got)
 	assert.Contains(t, res.Text(), "It ran with")
+	assert.Equal(t, []string{"approval: edited"}, res.Meta.Modified)
 }
 
 func TestLineReaderCancel(t *testing.T) {
@@ -141,7 +142,7 @@ func TestTerminalRecordsOneLine(t *testing.T) {
 	asks := toolloop.GuardFunc(func(context.Context, *toolloop.Call) toolloop.Verdict {
 		return toolloop.Verdict{Decision: toolloop.Ask, Reason: "it changes things"}
 	})
-	loop := &toolloop.AgentLoop{Tools: term.reg, Guard: termGuard{inner: asks, t: term}, Approver: term,
+	loop := &toolloop.AgentLoop{Tools: term.reg, Guard: asks, Approver: term,
 		OnEvent: quietAsked(sink.NewPrinter(&printed, &sink.PrinterOptions{Color: sink.ColorNever}), term)}
 	res, pending := loop.RunCall(t.Context(), "run_1", 1, toolloop.ToolCall{ID: "c1", Name: "set", Arguments: json.RawMessage(`{"key":"a","value":1}`)}, nil)
 	require.Nil(t, pending)
