@@ -271,6 +271,49 @@ func TestBrowserSaw(t *testing.T) {
 		assert.Empty(t, cons.errors(), "the page reported errors")
 	})
 
+	t.Run("update-decided", func(t *testing.T) {
+		// Filtered to pending calls, then the pending call is decided:
+		// the filter, which has no chip any more, lets every call show.
+		paused := pausedEvents()
+		ctx, cons := openLog(t, bctx, logOf(t, paused))
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#statuses button[data-status="pending"]`))))
+		require.Equal(t, []shownCall{{"deploy", "pending", "c2"}}, js[[]shownCall](t, ctx, visibleCalls))
+		at := paused[len(paused)-1].Time
+		decided := append(paused,
+			toolloop.Event{Type: toolloop.EventRunResumed, Time: at.Add(time.Second), RunID: "r", Turn: 2,
+				Approvals: map[string]toolloop.Approval{"c2": {Approved: true}}},
+			toolloop.Event{Type: toolloop.EventComplete, Time: at.Add(time.Second + time.Millisecond), RunID: "r", Turn: 2, CallID: "c2", Tool: "deploy",
+				Result: &toolloop.ToolResult{CallID: "c2", Name: "deploy", Status: toolloop.StatusOK, Content: []toolloop.Content{toolloop.TextContent("deployed")}}})
+		js[bool](t, ctx, `(window.toolloopView.update(`+pageJSON(t, decided)+`), true)`)
+		assert.Zero(t, js[int](t, ctx, `document.querySelectorAll('#statuses button[data-status="pending"]').length`))
+		assert.Equal(t, "ok", js[string](t, ctx, `document.querySelector('.call[data-id="c2"]').dataset.status`))
+		assert.Len(t, js[[]shownCall](t, ctx, `(document.getElementById('expand').click(), `+visibleCalls+`)`), 4, "no stale filter hides the calls")
+		assert.Empty(t, cons.errors(), "the page reported errors")
+	})
+
+	t.Run("sub-agent-request", func(t *testing.T) {
+		// A sub-agent's turns show their requests too, under the call
+		// that started it.
+		evs := crafted()[:5]
+		t0 := evs[4].Time
+		child := []toolloop.Message{toolloop.UserMessage("look it up: " + sawHostile)}
+		evs = append(evs[:4], // before c1 completes
+			toolloop.Event{Type: toolloop.EventRunStart, Time: t0, RunID: "k", ParentRunID: "r", ParentCallID: "c1", Messages: child},
+			toolloop.Event{Type: toolloop.EventModelRequest, Time: t0, RunID: "k", ParentRunID: "r", ParentCallID: "c1", Turn: 1, Messages: child,
+				Request: &toolloop.RequestInfo{From: 0, Messages: 1, Tokens: 12}},
+			toolloop.Event{Type: toolloop.EventModelResponse, Time: t0, RunID: "k", ParentRunID: "r", ParentCallID: "c1", Turn: 1,
+				Response: &toolloop.Response{Message: toolloop.Message{Role: toolloop.RoleAssistant, Content: []toolloop.Content{toolloop.TextContent("found")}}}},
+			toolloop.Event{Type: toolloop.EventRunEnd, Time: t0, RunID: "k", ParentRunID: "r", ParentCallID: "c1", StopReason: toolloop.StopEnd},
+			evs[4])
+		ctx, cons := openLog(t, bctx, logOf(t, evs))
+		sub := `.call[data-id="c1"] .children details.req`
+		assert.Equal(t, "request: 1 new message (1 in all) · 0 tools · ~12 tokens", js[string](t, ctx, `document.querySelector('`+sub+` > summary').textContent`))
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sub+` > summary`))))
+		assert.Equal(t, "look it up: "+sawHostile, js[string](t, ctx, `document.querySelector('`+sub+` .msg pre').textContent`))
+		assert.Equal(t, "undefined", js[string](t, ctx, `typeof window.pwned`))
+		assert.Empty(t, cons.errors(), "the page reported errors")
+	})
+
 	t.Run("thousand-turns", func(t *testing.T) {
 		ctx, cons := openLog(t, bctx, logOf(t, manyTurns(1000)))
 		tm := js[timing](t, ctx, timingJS)

@@ -99,6 +99,9 @@
     if (sel.value !== state.tool) state.tool = "";
     var st = document.getElementById("statuses");
     st.textContent = "";
+    // A status no call has any more (after an update: a pending call was
+    // decided) filters nothing: it has no chip to clear it with.
+    for (var k in state.status) if (!D.counts[k]) delete state.status[k];
     STATUSES.forEach(function (s) {
       if (!D.counts[s]) return;
       var b = add(st, el("button", "chip"));
@@ -513,6 +516,7 @@
     (r.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
     if (r.jobs) jobsEl(r, parent);
     r.turns.forEach(function (t) {
+      if (t.request) requestEl(parent, t.request, false);
       if (t.text) add(parent, el("div", "text dim", "turn " + t.n + ": " + summarize(t.text, 200)));
       (t.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
       t.calls.forEach(function (c) { callEl(c, parent, turnRec); });
