@@ -87,6 +87,10 @@ func TestBrowserSaw(t *testing.T) {
 		results := js[[]string](t, ctx, `[...`+second+`.querySelectorAll('.msg[data-role="tool"] pre')].map(p => p.textContent)`)
 		require.Len(t, results, 2)
 		assert.Contains(t, results[1], approvalNote, "the result as the model saw it")
+
+		// The search finds a turn by what the model was sent.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#search"), "careful with files")))
+		assert.Equal(t, []int{1}, js[[]int](t, ctx, `[...document.querySelectorAll('details.turn')].filter(d => !d.classList.contains('gone')).map(d => +d.dataset.turn)`))
 		assert.Empty(t, cons.errors(), "the page reported errors")
 	})
 
@@ -103,6 +107,7 @@ func TestBrowserSaw(t *testing.T) {
 		assert.Equal(t, []string{"#0 system: sys", "#1 user: report, please"},
 			js[[]string](t, ctx, `[...document.querySelectorAll('.note.start details.prompt .msg')].map(m => m.querySelector('.role').textContent + ": " + m.querySelector('pre').textContent)`))
 		assert.Zero(t, js[int](t, ctx, `document.querySelectorAll('details.turn details.req').length`), "no requests to show")
+
 		assert.Empty(t, cons.errors(), "the page reported errors")
 	})
 

@@ -66,6 +66,7 @@
 // from the first message that changed (a compaction's summary). A log
 // without requests (an older one, or one written without transient
 // events) shows the messages the run started with at its start instead.
+// The search finds a turn by its request's messages too.
 // The request events carry no model settings (temperature, token
 // limits), so the page shows none.
 //

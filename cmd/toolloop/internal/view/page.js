@@ -805,6 +805,15 @@
     if (anyStatus() && !state.status[c.d.status]) return false;
     return !state.q || searchText(c).indexOf(state.q) >= 0;
   }
+  // requestText is the text of the messages of a turn's request, for the
+  // search, made when first searched.
+  function requestText(t) {
+    if (t.reqText === undefined) {
+      var q = t.d.request;
+      t.reqText = q ? (q.messages || []).map(function (m) { return str(m.text); }).join("\n").toLowerCase() : "";
+    }
+    return t.reqText;
+  }
   function anyStatus() { for (var k in state.status) if (state.status[k]) return true; return false; }
 
   // apply shows the calls that match the search and filters, the turns
@@ -826,7 +835,7 @@
     }
     turns.forEach(function (t) {
       var any = t.calls.some(function (c) { return c.on; });
-      var textHit = !!state.q && !state.tool && !anyStatus() && t.text.indexOf(state.q) >= 0;
+      var textHit = !!state.q && !state.tool && !anyStatus() && (t.text.indexOf(state.q) >= 0 || requestText(t).indexOf(state.q) >= 0);
       t.el.classList.toggle("gone", active && !any && !textHit);
       t.el.open = active ? (any || textHit) : t.defaultOpen;
     });
