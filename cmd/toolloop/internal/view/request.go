@@ -3,6 +3,7 @@ package view
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,8 +55,25 @@ type message struct {
 	Error  bool   `json:"error,omitempty"`
 }
 
-// maxRequestMessages bounds the messages one request lists.
-const maxRequestMessages = 200
+// maxRequestMessages bounds the messages one request lists, and
+// maxNames the tools it names (the count says how many there are) and the
+// calls a message names.
+const (
+	maxRequestMessages = 200
+	maxNames           = 1000
+)
+
+// names bounds a list of names for the page: at most maxNames, each cut.
+func (b *builder) names(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]string, 0, min(len(list), maxNames))
+	for _, n := range list[:min(len(list), maxNames)] {
+		out = append(out, textString(b.cut(n)))
+	}
+	return out
+}
 
 // request folds a model.request event into its turn.
 func (b *builder) request(r *run, t *turn, e *toolloop.Event) {
@@ -78,18 +96,19 @@ func (b *builder) request(r *run, t *turn, e *toolloop.Event) {
 		}
 		q.Messages = append(q.Messages, b.message(m))
 	}
-	q.ToolCount, q.Loaded, q.Output = len(info.Tools), info.Loaded, info.Output
+	q.ToolCount, q.Loaded, q.Output = len(info.Tools), b.names(info.Loaded), textString(b.cut(info.Output))
 	q.Tools, q.SameTools = nil, false
 	if r.tools != nil && slices.Equal(r.tools, info.Tools) {
 		q.SameTools = true
 	} else {
-		q.Tools = info.Tools
+		q.Tools = b.names(info.Tools)
 	}
 	r.tools = slices.Clip(append([]string{}, info.Tools...))
 	q.Choice = string(info.ToolChoice.Mode)
 	if info.ToolChoice.Name != "" {
 		q.Choice += " " + info.ToolChoice.Name
 	}
+	q.Choice = textString(b.cut(q.Choice))
 	q.Tokens, q.Window = info.Tokens, info.Window
 }
 
@@ -119,8 +138,12 @@ func (b *builder) message(m toolloop.Message) *message {
 		return out
 	}
 	out.Text = b.cut(m.Text())
-	for _, tc := range m.ToolCalls {
-		out.Calls = append(out.Calls, tc.Name+" ("+tc.ID+")")
+	for i, tc := range m.ToolCalls {
+		if i == maxNames {
+			out.Calls = append(out.Calls, strconv.Itoa(len(m.ToolCalls)-i)+" more")
+			break
+		}
+		out.Calls = append(out.Calls, textString(b.cut(tc.Name+" ("+tc.ID+")")))
 	}
 	return out
 }

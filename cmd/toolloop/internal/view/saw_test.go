@@ -414,3 +414,24 @@ func TestSawManyTurns(t *testing.T) {
 	}
 	assert.Equal(t, 1, named, "the tools are named on the first request only")
 }
+
+// TestSawRequestBounds: the names a request lists are bounded as every
+// text of the page is: each cut, at most maxNames of them, the count
+// whole.
+func TestSawRequestBounds(t *testing.T) {
+	evs := crafted()
+	tools := []string{strings.Repeat("x", 500)}
+	for i := range maxNames + 10 {
+		tools = append(tools, fmt.Sprintf("tool_%d", i))
+	}
+	evs[1].Request.Tools = tools
+	evs[1].Request.ToolChoice.Name = strings.Repeat("y", 500)
+	p, err := build(events(evs...), &Options{FieldBytes: 64})
+	require.NoError(t, err)
+	q := p.Runs[0].Turns[0].Request
+	assert.Equal(t, len(tools), q.ToolCount)
+	assert.Len(t, q.Tools, maxNames)
+	assert.True(t, strings.HasPrefix(q.Tools[0], strings.Repeat("x", 64)+"…"), q.Tools[0])
+	assert.Less(t, len(q.Tools[0]), 100)
+	assert.Less(t, len(q.Choice), 100)
+}
