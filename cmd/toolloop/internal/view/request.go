@@ -1,6 +1,7 @@
 package view
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -191,15 +192,7 @@ type span struct{ from, to float64 }
 
 // union measures the union of spans.
 func union(ss []span) float64 {
-	slices.SortFunc(ss, func(x, y span) int {
-		switch {
-		case x.from < y.from:
-			return -1
-		case x.from > y.from:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ss, func(x, y span) int { return cmp.Compare(x.from, y.from) })
 	var sum, end float64
 	started := false
 	for _, s := range ss {
