@@ -867,7 +867,10 @@
     calls = []; turns = []; jobShow = {};
     var main = document.getElementById("timeline");
     main.textContent = "";
-    D.runs.forEach(function (r) { runEl(r, main, 0); });
+    // Built apart from the document, and put in it at once.
+    var frag = document.createDocumentFragment();
+    D.runs.forEach(function (r) { runEl(r, frag, 0); });
+    main.appendChild(frag);
     header();
     chart();
     if (!bound) { controls(); bound = true; }
