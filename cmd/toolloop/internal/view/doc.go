@@ -43,11 +43,11 @@
 // page's header gives the end of the last part; a call that the resuming
 // part's transcript repair answered takes the repair's status, with the
 // repair shown, instead of staying unfinished. A run resumed with its own
-// ID (toolloop.AgentLoop.Resume) was one run already. For long runs, turns beyond the first and last few are
-// collapsed, and a search box and filters by tool and by status (ok,
-// error, denied, canceled, and pending or unfinished for calls the log
-// does not see end) show only the matching calls. Expand all opens the
-// turns and their calls.
+// ID (toolloop.AgentLoop.Resume) was one run already. For long runs,
+// turns beyond the first and last few are collapsed, and a search box and
+// filters by tool and by status (ok, error, denied, canceled, and pending
+// or unfinished for calls the log does not see end) show only the
+// matching calls. Expand all opens the turns and their calls.
 //
 // # What the model saw
 //
@@ -66,9 +66,10 @@
 // from the first message that changed (a compaction's summary). A log
 // without requests (an older one, or one written without transient
 // events) shows the messages the run started with at its start instead.
-// The search finds a turn by its request's messages too.
-// The request events carry no model settings (temperature, token
-// limits), so the page shows none.
+// A sub-agent's turns show their requests too, under the call that
+// started it. The search finds a turn by its request's messages. The
+// request events carry no model settings (temperature, token limits),
+// so the page shows none.
 //
 // # Where the time went
 //
@@ -129,10 +130,10 @@
 // # Bounds
 //
 // Each text on the page (arguments, result, error, model text, a
-// request's message) is cut to
-// Options.FieldBytes (16 KiB by default), and the page says how many bytes
-// it left out; once the page's texts reach Options.PageBytes (32 MiB), each
-// further text is cut to 256 bytes. A diff shows at most 400 lines of 400
-// bytes; a request lists at most 200 messages. The log is already redacted and bounded by the loop; the page
-// adds nothing to it.
+// request's message or tool name) is cut to Options.FieldBytes (16 KiB by
+// default), and the page says how many bytes it left out; once the page's
+// texts reach Options.PageBytes (32 MiB), each further text is cut to 256
+// bytes. A diff shows at most 400 lines of 400 bytes; a request lists at
+// most 200 messages and names at most 1,000 tools. The log is already
+// redacted and bounded by the loop; the page adds nothing to it.
 package view
