@@ -276,6 +276,23 @@ func TestBrowserSaw(t *testing.T) {
 		assert.Empty(t, cons.errors(), "the page reported errors")
 	})
 
+	t.Run("update-jobs", func(t *testing.T) {
+		// An opened job's row stays open through an update.
+		log := jobLog(t)
+		ctx, cons := openLog(t, bctx, log)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#job-r-job_1 > .row`))))
+		require.True(t, js[bool](t, ctx, `document.getElementById('job-r-job_1').classList.contains('open')`))
+		var evs []toolloop.Event
+		for e, err := range eventlog.Events(bytes.NewReader(log)) {
+			require.NoError(t, err)
+			evs = append(evs, e)
+		}
+		js[bool](t, ctx, `(window.toolloopView.update(`+pageJSON(t, evs)+`), true)`)
+		assert.True(t, js[bool](t, ctx, `document.getElementById('job-r-job_1').classList.contains('open')`), "the job stays open")
+		assert.False(t, js[bool](t, ctx, `document.getElementById('job-r-job_2').classList.contains('open')`))
+		assert.Empty(t, cons.errors(), "the page reported errors")
+	})
+
 	t.Run("update-decided", func(t *testing.T) {
 		// Filtered to pending calls, then the pending call is decided:
 		// the filter, which has no chip any more, lets every call show.

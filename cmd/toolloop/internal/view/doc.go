@@ -104,9 +104,10 @@
 //
 // The script exposes window.toolloopView.update(data): it replaces the
 // page's data with data, of the shape of the embedded JSON, and builds
-// the page again in place, keeping which turns, calls and requests are
-// open, the search text, the filters and the scroll position. A server
-// that follows a running run calls it with each new page model.
+// the page again in place, keeping which turns, calls, requests and
+// background jobs are open, the search text, the filters and the scroll
+// position. A server that follows a running run calls it with each new
+// page model.
 //
 // # Why the data is JSON
 //

@@ -185,6 +185,8 @@
   // --- background jobs --------------------------------------------------------
   // jobShow opens a job's row and brings it into view, by element ID.
   var jobShow = {};
+  // jobOpen opens or closes a job's row, by element ID, for update.
+  var jobOpen = {};
   function jobElId(r, id) { return "job-" + r.id + "-" + id; }
   function turnsOf(j) { return j.turn === j.endTurn ? "turn " + j.turn : "turns " + j.turn + "–" + j.endTurn; }
   function jobLabel(j) { return j.id + " " + j.tool + " · " + j.status + " · " + turnsOf(j) + " · " + dur(j.dur); }
@@ -256,6 +258,7 @@
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
     });
     jobShow[box.id] = function () { toggle(true); box.scrollIntoView({ block: "center" }); };
+    jobOpen[box.id] = toggle;
     return box;
   }
 
@@ -864,7 +867,7 @@
   var bound = false;
   function render() {
     var started = performance.now();
-    calls = []; turns = []; jobShow = {};
+    calls = []; turns = []; jobShow = {}; jobOpen = {};
     var main = document.getElementById("timeline");
     main.textContent = "";
     // Built apart from the document, and put in it at once.
@@ -889,6 +892,7 @@
       keep.turns[t.key] = { open: t.el.open, def: t.defaultOpen, req: !!(t.req && t.req.el.open) };
     });
     calls.forEach(function (c) { if (c.isOpen()) keep.calls[c.key] = true; });
+    keep.jobs = [].map.call(document.querySelectorAll(".job.open"), function (j) { return j.id; });
     D = data;
     render();
     turns.forEach(function (t) {
@@ -900,6 +904,7 @@
     });
     if (filtering()) apply();
     calls.forEach(function (c) { if (keep.calls[c.key]) c.toggle(true); });
+    keep.jobs.forEach(function (id) { if (jobOpen[id]) jobOpen[id](true); });
     window.scrollTo(keep.x, keep.y);
     window.toolloopView.updated = performance.now();
   }
