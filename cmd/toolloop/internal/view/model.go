@@ -65,9 +65,11 @@ type run struct {
 	Stop   string `json:"stop,omitempty"`
 	Error  *text  `json:"error,omitempty"`
 	// Acct is the last accounting the log holds (run.paused, run.limit
-	// or run.end).
-	Acct  *toolloop.Accounting `json:"acct,omitempty"`
-	Turns []*turn              `json:"turns"`
+	// or run.end), or, for a run whose log has none (its process died
+	// before it ended), what its turns spent: Counted says so.
+	Acct    *toolloop.Accounting `json:"acct,omitempty"`
+	Counted bool                 `json:"counted,omitempty"`
+	Turns   []*turn              `json:"turns"`
 	// Notes are the run's events that belong to no turn.
 	Notes []*note `json:"notes,omitempty"`
 	// Resumes, on a run that went on with the transcript of an earlier
@@ -924,6 +926,9 @@ func (b *builder) finish() *page {
 				}
 			}
 		}
+		if r.Acct == nil {
+			r.Acct, r.Counted = spentByTurns(r.Turns)
+		}
 		for _, part := range r.Parts {
 			walk(part)
 		}
@@ -944,6 +949,26 @@ func (b *builder) finish() *page {
 	}
 	slices.Sort(p.Tools)
 	return p
+}
+
+// spentByTurns adds up the usage and cost of turns, for a run whose log
+// holds no accounting of it (its process died): counted says so.
+func spentByTurns(turns []*turn) (acct *toolloop.Accounting, counted bool) {
+	for _, t := range turns {
+		if t.Usage == nil {
+			continue
+		}
+		if acct == nil {
+			acct = new(toolloop.Accounting)
+		}
+		acct.Usage.Add(*t.Usage)
+		if t.Cost != nil {
+			acct.Cost += *t.Cost
+		} else {
+			acct.UnpricedTurns++
+		}
+	}
+	return acct, acct != nil
 }
 
 func (b *builder) finishTurn(t *turn) {

@@ -128,6 +128,7 @@
         bits.push(usage(r.acct.usage));
         if (r.acct.cost_usd) bits.push(money(r.acct.cost_usd));
         if (r.acct.unpriced_turns) bits.push(r.acct.unpriced_turns + " unpriced");
+        if (r.counted) bits.push("counted from its turns: the log ends before the run does");
       }
       add(h, el("span", "dim", " · " + bits.join(" · ")));
     } else {

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -192,4 +193,20 @@ func TestModelResumedRun(t *testing.T) {
 	assert.Contains(t, c.Repair.S, "answered 1 call without a result")
 	assert.Contains(t, c.Repair.S, "r2")
 	assert.Zero(t, p.Counts[statusUnfinished])
+}
+
+// TestModelCrashedPartCounted: the part of a run whose process died has
+// no accounting in the log; what its turns spent still counts.
+func TestModelCrashedPartCounted(t *testing.T) {
+	p, err := build(eventlog.Events(bytes.NewReader(crashedLog(t))), &Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Runs, 1)
+	dead := p.Runs[0]
+	require.Len(t, dead.Parts, 1)
+	require.NotNil(t, dead.Acct)
+	assert.True(t, dead.Counted)
+	assert.Equal(t, int64(1700), dead.Acct.Usage.InputTokens)
+	assert.Equal(t, int64(70), dead.Acct.Usage.OutputTokens)
+	assert.Positive(t, dead.Acct.Cost)
+	assert.False(t, dead.Parts[0].Counted, "the resumed part ended, with its accounting")
 }
