@@ -44,10 +44,11 @@ func (f *approvalFlags) decisions(st *toolloop.PauseState) (map[string]toolloop.
 	}
 	out := map[string]toolloop.Approval{}
 	add := func(flagName, id string, a toolloop.Approval) error {
+		_, decided := out[id]
 		switch {
 		case !pending[id]:
 			return usagef("-%s %s: the run waits on no call with that ID; it waits on:\n%s", flagName, id, pendingList(st.Pending))
-		case out[id] != (toolloop.Approval{}):
+		case decided:
 			return usagef("-%s %s: the call is decided twice; name each call once, with -approve or -deny", flagName, id)
 		}
 		out[id] = a
