@@ -49,6 +49,10 @@ const (
 	shutdownWait = 5 * time.Second
 )
 
+// dataWaiting counts the requests for data waiting for a change, in
+// every server: tests wait on it.
+var dataWaiting atomic.Int64
+
 // renderData writes the data of the page of a run's events (package
 // internal/view): what the live page asks for.
 var renderData = view.Data
@@ -72,6 +76,8 @@ type liveLog struct {
 	// polled: a page asked for data, so stopping lets it have its last
 	// answer (see stop).
 	polled atomic.Bool
+	// pageWaiting counts the requests for the page waiting for events.
+	pageWaiting atomic.Int64
 
 	srv  *http.Server
 	errc chan error
@@ -155,11 +161,9 @@ func (l *liveLog) page(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		select {
-		case <-r.Context().Done():
-			http.Error(w, "stopped", http.StatusServiceUnavailable)
+		if !l.waitPage(r.Context(), tick.C) {
+			http.Error(w, "the server stopped before the log had events", http.StatusServiceUnavailable)
 			return
-		case <-tick.C:
 		}
 	}
 }
@@ -199,15 +203,32 @@ func (l *liveLog) serveData(w http.ResponseWriter, r *http.Request) {
 			l.answer(w, http.StatusNoContent, after, nil, ended)
 			return
 		}
+		dataWaiting.Add(1)
 		select {
 		case <-r.Context().Done():
+			dataWaiting.Add(-1)
 			return
 		case <-timeout.C:
+			dataWaiting.Add(-1)
 			l.answer(w, http.StatusNoContent, after, nil, false)
 			return
 		case <-l.ended:
 		case <-tick.C:
 		}
+		dataWaiting.Add(-1)
+	}
+}
+
+// waitPage waits for the next look at the log, and reports false if the
+// request ended first.
+func (l *liveLog) waitPage(ctx context.Context, tick <-chan time.Time) bool {
+	l.pageWaiting.Add(1)
+	defer l.pageWaiting.Add(-1)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tick:
+		return true
 	}
 }
 
