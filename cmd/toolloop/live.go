@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,4 +300,63 @@ func (l *liveLog) stop(linger time.Duration) error {
 		err = errors.Join(err, serr)
 	}
 	return err
+}
+
+// afterRun is how long toolloop run -view goes on serving once the run
+// ended, for a page that was busy with its previous answer (see stop).
+const afterRun = time.Second
+
+// watchSession serves the live page of the session's log on 127.0.0.1,
+// at a free port, while the session runs (toolloop run -view), prints
+// its URL and opens it in $BROWSER if set. The function it returns stops
+// the server: call it once the session has closed its log, so that the
+// page gets the log's last events.
+func watchSession(e *env, s *session) (stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("serving the run's page: %w", err)
+	}
+	l := startLive(e, ln, s.log.Path)
+	u := "http://" + ln.Addr().String() + "/"
+	fmt.Fprintf(e.stderr, "toolloop: watching at %s\n", u)
+	openBrowser(e, u)
+	return func() {
+		if err := l.stop(afterRun); err != nil {
+			fmt.Fprintf(e.stderr, "toolloop: stopping the run's page: %v\n", err)
+		}
+	}, nil
+}
+
+// openBrowser opens u with the first command of $BROWSER (a list
+// separated by colons, as xdg-open and Python's webbrowser read it), with
+// u in place of %s or after its arguments. Without $BROWSER it does
+// nothing: the URL is printed. A browser that does not start is reported,
+// never fatal; one that starts is left to run.
+func openBrowser(e *env, u string) {
+	first, _, _ := strings.Cut(e.getenv("BROWSER"), ":")
+	args := strings.Fields(first)
+	if len(args) == 0 {
+		return
+	}
+	put := false
+	for i, a := range args[1:] {
+		if strings.Contains(a, "%s") {
+			args[i+1], put = strings.ReplaceAll(a, "%s", u), true
+		}
+	}
+	if !put {
+		args = append(args, u)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(e.stderr, "toolloop: could not open a browser ($BROWSER): %v\n", err)
+		return
+	}
+	// Not waited for: a browser may outlive the run.
+	_ = cmd.Process.Release()
+}
+
+// registerView adds -view, of run and resume.
+func (f *runFlags) registerView(fs *flag.FlagSet) {
+	fs.BoolVar(&f.view, "view", false, "serve the run's page on 127.0.0.1 while it runs, following its log, and print its URL (opened in $BROWSER if set)")
 }

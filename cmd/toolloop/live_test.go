@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -306,4 +308,73 @@ func TestLivePageWaitsForEvents(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, p.code)
 	client.CloseIdleConnections()
 	goleak.VerifyNone(t, before)
+}
+
+// TestRunView: toolloop run -view serves the run's live page while the
+// run goes on, prints its URL, opens it in $BROWSER, and stops serving
+// when the run ends.
+func TestRunView(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the script runs a POSIX shell command")
+	}
+	te := newTestEnv(t, "")
+	errOut := &syncBuffer{}
+	te.stderr = errOut
+	opened := filepath.Join(t.TempDir(), "opened")
+	browser := writeFile(t, t.TempDir(), "browser", "#!/bin/sh\necho \"$2\" > "+opened+"\n")
+	require.NoError(t, os.Chmod(browser, 0o755))
+	te.vars["BROWSER"] = browser + " --new-window %s:firefox"
+	script := writeFile(t, t.TempDir(), "s.json", `[
+ {"role":"assistant","tool_calls":[{"id":"c1","name":"exec_shell","arguments":{"command":"touch started; while [ ! -e go ]; do sleep 0.05; done"}}]},
+ {"role":"assistant","content":[{"type":"text","text":"Done."}]}]`)
+	code := make(chan int, 1)
+	go func() { code <- te.run(t, "run", "-yes", "-view", "-script", script, "wait for go") }()
+
+	url := regexp.MustCompile(`toolloop: watching at (http://127\.0\.0\.1:\d+/)\n`)
+	eventually(t, errOut, "toolloop: watching at ")
+	m := url.FindStringSubmatch(errOut.String())
+	require.NotNil(t, m, "the URL, on loopback: %s", errOut)
+	require.Eventually(t, func() bool { b, err := os.ReadFile(opened); return err == nil && string(b) == m[1]+"\n" },
+		10*time.Second, 5*time.Millisecond, "$BROWSER was not run with the URL")
+
+	// While the call runs: the page, and data that has the call.
+	waitFile(t, filepath.Join(te.dir, "started"))
+	client := &http.Client{Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(m[1])
+	require.NoError(t, err)
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", page)
+	assert.Contains(t, string(page), `data-live="/data?after=`)
+	addr := strings.TrimSuffix(strings.TrimPrefix(m[1], "http://"), "/")
+	var a liveAnswer
+	require.Eventually(t, func() bool {
+		a = getData(t, client, addr, "/data")
+		return a.code == http.StatusOK && a.turns == 1
+	}, 10*time.Second, 10*time.Millisecond, "the data has the run's first turn")
+	select {
+	case c := <-code:
+		t.Fatalf("the run ended (%d) before it was let go", c)
+	default:
+	}
+
+	// A page following the data, as live.js does, gets the run's end as
+	// its last answer.
+	got := ask(t, client, addr, a.next)
+	writeFile(t, te.dir, "go", "")
+	turns := 0
+	for a = answered(t, got); ; a = getData(t, client, addr, a.next) {
+		if a.code == http.StatusOK {
+			turns = a.turns
+		}
+		if a.next == "" {
+			break
+		}
+	}
+	require.Equal(t, exitOK, <-code, errOut.String())
+	assert.Equal(t, 2, turns, "the data of the run's end")
+	_, err = client.Get(m[1])
+	assert.Error(t, err, "the server stopped with the run")
 }
