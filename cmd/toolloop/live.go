@@ -48,7 +48,8 @@ const (
 	longPoll = 25 * time.Second
 	// followEvery is how often a waiting request looks at the log.
 	followEvery = 100 * time.Millisecond
-	// shutdownWait bounds how long stopping waits for requests.
+	// shutdownWait bounds how long stopping waits for the requests
+	// under way.
 	shutdownWait = 5 * time.Second
 )
 
@@ -82,8 +83,11 @@ type liveLog struct {
 	// pageWaiting counts the requests for the page waiting for events.
 	pageWaiting atomic.Int64
 
+	ln   net.Listener
 	srv  *http.Server
 	errc chan error
+	// active counts the requests under way.
+	active atomic.Int64
 	// cancel ends the requests' base context.
 	cancel context.CancelFunc
 }
@@ -107,12 +111,16 @@ func dataURL(v string) string { return "/data?after=" + url.QueryEscape(v) }
 // startLive serves the live page of the log on ln, until stop.
 func startLive(e *env, ln net.Listener, path func() string) *liveLog {
 	base, cancel := context.WithCancel(context.Background())
-	l := &liveLog{e: e, path: path, ended: make(chan struct{}), errc: make(chan error, 1), cancel: cancel}
+	l := &liveLog{e: e, path: path, ended: make(chan struct{}), ln: ln, errc: make(chan error, 1), cancel: cancel}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", l.page)
 	mux.HandleFunc("GET /data", l.serveData)
 	l.srv = &http.Server{
-		Handler:           loopbackOnly(mux),
+		Handler: loopbackOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			l.active.Add(1)
+			defer l.active.Add(-1)
+			mux.ServeHTTP(w, r)
+		})),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
@@ -290,13 +298,19 @@ func (l *liveLog) stop(linger time.Duration) error {
 		}
 	}
 	l.cancel()
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
-	defer cancel()
-	err := l.srv.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, l.srv.Close())
+	// Stop accepting, let the requests under way answer (they end at
+	// once now), then drop every connection. Shutdown would do the same,
+	// but wait 5 s for a connection a browser opened ahead and never
+	// used.
+	err := l.ln.Close()
+	deadline := time.Now().Add(shutdownWait)
+	for l.active.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
 	}
-	if serr := <-l.errc; !errors.Is(serr, http.ErrServerClosed) {
+	if cerr := l.srv.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+		err = errors.Join(err, cerr)
+	}
+	if serr := <-l.errc; !errors.Is(serr, http.ErrServerClosed) && !errors.Is(serr, net.ErrClosed) {
 		err = errors.Join(err, serr)
 	}
 	return err
