@@ -57,10 +57,6 @@ const (
 // every server: tests wait on it.
 var dataWaiting atomic.Int64
 
-// renderData writes the data of the page of a run's events (package
-// internal/view): what the live page asks for.
-var renderData = view.Data
-
 // liveLog serves the live page of one log.
 type liveLog struct {
 	e *env
@@ -274,7 +270,7 @@ func (l *liveLog) dataAt(v string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if err := renderData(&buf, eventlog.Events(f), view.Options{Title: path}); err != nil {
+	if err := view.Data(&buf, eventlog.Events(f), view.Options{Title: path}); err != nil {
 		return nil, err
 	}
 	l.ver, l.data = v, buf.Bytes()
