@@ -136,7 +136,9 @@ Usage:
   toolloop test [-stub T,...] -o FILE LOG
                                        turn a recorded run into a looptest transcript
   toolloop view [-o FILE | -serve ADDR] LOG
-                                       show a recorded run as an HTML page
+                                       show a recorded run as an HTML page, or
+                                       serve it live as the log grows
+  toolloop run -view [prompt]          watch the run's page live as it runs
   toolloop help                        this text
 
 Run "toolloop COMMAND -h" for a command's flags.

@@ -128,6 +128,18 @@
 // call's details when it opens: a 1,000-turn page is ready in under a
 // second.
 //
+// # Live pages
+//
+// A page rendered with Options.Live is one a server keeps up to date while
+// the run's log grows (toolloop view -serve, toolloop run -view): its
+// script, page.js followed by live.js, long-polls the server for the data
+// (as [Data] writes it) each time the log changes, and hands it to the
+// page's update, which rebuilds the page in place. Its policy adds
+// connect-src 'self' and nothing else: it still loads nothing from
+// anywhere, and asks only its own origin. A header shows whether the page
+// is following the log, has stopped (the server said so) or lost its
+// connection (it retries).
+//
 // # Bounds
 //
 // Each text on the page (arguments, result, error, model text, a
