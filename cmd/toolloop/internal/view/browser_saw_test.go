@@ -84,8 +84,9 @@ func TestBrowserSaw(t *testing.T) {
 		labels := js[[]string](t, ctx, `[...`+second+`.querySelectorAll('.msg .role')].map(m => m.textContent)`)
 		assert.Equal(t, "#3 tool result of read (c1), as the model saw it", labels[1])
 		assert.Zero(t, js[int](t, ctx, second+`.querySelectorAll('.toolname').length`), "the same tools are not named again")
-		results := js[[]string](t, ctx, `[...`+second+`.querySelectorAll('.msg[data-role="tool"] pre')].map(p => p.textContent)`)
+		results := js[[]string](t, ctx, `[...`+second+`.querySelectorAll('.msg[data-role="tool"]')].map(m => [...m.querySelectorAll('pre')].map(p => p.textContent).join("\n"))`)
 		require.Len(t, results, 2)
+		assert.Contains(t, results[0], "line of a.txt", "the call's result, shown from its row's data")
 		assert.Contains(t, results[1], approvalNote, "the result as the model saw it")
 
 		// The search finds a turn by what the model was sent.

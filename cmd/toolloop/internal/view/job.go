@@ -258,7 +258,7 @@ func (b *builder) finishJobs(r *run) {
 			end = r.end
 		}
 		j.At = b.ms(j.start)
-		j.Dur = max(b.ms(end)-j.At, 0)
+		j.Dur = toMicro(max(b.ms(end)-j.At, 0))
 		if j.Turn == 0 && len(r.Turns) > 0 {
 			j.Turn = r.Turns[0].N
 		}

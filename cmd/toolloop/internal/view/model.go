@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +92,9 @@ type run struct {
 	callOf     map[string]*call
 	jobOf      map[string]*job // by job ID
 	jobByCall  map[string]*job // by the ID of the call that started it
+	// said identifies the model's last turn (see turnText): the next
+	// request sends it, and refers to it rather than repeating it.
+	said textID
 	// tools are the tools the run's last request offered.
 	tools []string
 	// started are the messages of the run's first run.start.
@@ -211,6 +215,10 @@ type call struct {
 	started             bool
 	// noted are the texts hooks added to the result.
 	noted []string
+	// seen identifies the text the model saw of the call's result (see
+	// modelText): a request that sends it unchanged refers to the call
+	// rather than repeating it.
+	seen textID
 }
 
 // The ones who can change a call's arguments.
@@ -282,10 +290,13 @@ type builder struct {
 	order []*run // top-level runs
 	// left is what remains of the page's text budget.
 	left int
+	// seed hashes the texts of results (see textID).
+	seed maphash.Seed
 }
 
 func newBuilder(opts *Options) *builder {
 	return &builder{
+		seed: maphash.MakeSeed(),
 		p:    &page{Counts: map[string]int{}, Bound: opts.fieldBytes(), OpenTurns: opts.openTurns()},
 		opts: opts,
 		runs: map[string]*run{},
@@ -526,6 +537,9 @@ func (b *builder) add(e *toolloop.Event) {
 		if t != nil {
 			b.response(t, e)
 		}
+		if e.Response != nil {
+			r.said = b.id(turnText(&e.Response.Message))
+		}
 	case toolloop.EventModelRetry, toolloop.EventModelFallback:
 		if at := e.Attempt; at != nil {
 			title := "model attempt " + strconv.Itoa(at.Attempt) + " failed; retrying"
@@ -715,6 +729,7 @@ func (b *builder) complete(c *call, e *toolloop.Event) {
 		c.Status = statusError
 		return
 	}
+	c.seen = b.id(modelText(res))
 	c.Status = statusOf(res)
 	if res.Error != nil {
 		c.Kind, c.Message = string(res.Error.Kind), b.cut(res.Error.Message)
@@ -906,7 +921,7 @@ func (b *builder) finish() *page {
 	tools := map[string]bool{}
 	var walk func(r *run)
 	walk = func(r *run) {
-		r.At, r.Dur = b.ms(r.start), b.ms(r.end)-b.ms(r.start)
+		r.At, r.Dur = b.ms(r.start), toMicro(b.ms(r.end)-b.ms(r.start))
 		slices.SortStableFunc(r.Turns, func(x, y *turn) int { return x.N - y.N })
 		b.prompt(r)
 		if r.ParentRun == "" {
@@ -976,7 +991,7 @@ func (b *builder) finishTurn(t *turn) {
 	if !t.request.IsZero() {
 		start = t.request
 		if !t.response.IsZero() {
-			t.ModelDur = b.ms(t.response) - b.ms(t.request)
+			t.ModelDur = toMicro(b.ms(t.response) - b.ms(t.request))
 		}
 	}
 	t.ModelAt = b.ms(cmp.Or(t.request, t.response, start))
@@ -992,7 +1007,7 @@ func (b *builder) finishTurn(t *turn) {
 		}
 		c.At = b.ms(c.start)
 		if c.done {
-			c.Dur = max(b.ms(c.end)-c.At, 0)
+			c.Dur = toMicro(max(b.ms(c.end)-c.At, 0))
 			edges = append(edges, edge{c.start, 1}, edge{c.end, -1})
 		}
 		if c.end.After(end) {
@@ -1003,7 +1018,7 @@ func (b *builder) finishTurn(t *turn) {
 		}
 		b.finishInner(c)
 	}
-	t.At, t.Dur = b.ms(start), b.ms(end)-b.ms(start)
+	t.At, t.Dur = b.ms(start), toMicro(b.ms(end)-b.ms(start))
 	// The most calls running at once; an end at the instant another
 	// starts does not overlap it.
 	slices.SortFunc(edges, func(x, y edge) int {

@@ -178,7 +178,7 @@
       add(pr, el("summary", null, "the messages it started with"));
       pr.open = true;
       var body = add(pr, el("div", "req-body"));
-      r.prompt.forEach(function (m, i) { msgEl(body, m, i); });
+      r.prompt.forEach(function (m, i) { msgEl(body, m, i, r); });
     }
     return d;
   }
@@ -344,7 +344,7 @@
     rec.draw = function (now) {
       if (drawn || !(now === true || det.open)) return;
       drawn = true;
-      if (reqSlot) rec.req = requestEl(reqSlot, t.request, first);
+      if (reqSlot) rec.req = requestEl(reqSlot, t.request, first, r);
       if (slot) axis(slot, t, jobs);
     };
     det.addEventListener("toggle", rec.draw);
@@ -520,7 +520,7 @@
     (r.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
     if (r.jobs) jobsEl(r, parent);
     r.turns.forEach(function (t) {
-      if (t.request) requestEl(parent, t.request, false);
+      if (t.request) requestEl(parent, t.request, false, r);
       if (t.text) add(parent, el("div", "text dim", "turn " + t.n + ": " + summarize(t.text, 200)));
       (t.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
       t.calls.forEach(function (c) { callEl(c, parent, turnRec); });
@@ -636,18 +636,18 @@
   // requestEl shows what the model was sent for a turn: a line that sums
   // it up, which opens to the new messages and the tools. The body is
   // built when it is first opened; a run's first request shows open.
-  function requestEl(parent, q, open) {
+  function requestEl(parent, q, open, r) {
     var det = add(parent, el("details", "req"));
     var sum = add(det, el("summary", null, requestSummary(q)));
     var built = false;
-    function build() { if (!built) { built = true; requestBody(det, q); } }
+    function build() { if (!built) { built = true; requestBody(det, q, r); } }
     sum.addEventListener("click", build); // before it opens: its body is there at once
     det.addEventListener("toggle", function () { if (det.open) build(); });
     var rec = { el: det, show: function () { build(); det.open = true; } };
     if (open) rec.show();
     return rec;
   }
-  function requestBody(det, q) {
+  function requestBody(det, q, r) {
     var d = add(det, el("div", "req-body"));
     var kv = add(d, el("table", "kv"));
     function row(k, v) { var tr = add(kv, el("tr")); add(tr, el("td", null, k)); add(tr, el("td", "mono", v)); }
@@ -665,17 +665,36 @@
         t.dataset.tool = n;
       });
     }
-    (q.messages || []).forEach(function (m, i) { msgEl(d, m, q.from + i); });
+    (q.messages || []).forEach(function (m, i) { msgEl(d, m, q.from + i, r); });
     if (q.left) add(d, el("div", "dim", plural(q.left, "more message") + " not listed"));
   }
 
-  function msgEl(parent, m, i) {
+  function msgEl(parent, m, i, r) {
     var md = add(parent, el("div", "msg"));
     md.dataset.role = m.role;
     add(md, el("div", "role", roleLabel(m, i)));
     if (m.calls) add(md, el("div", "dim", "asked for " + m.calls.join(", ")));
-    block(md, null, m.text, m.error ? "err" : null);
+    var c = m.same && m.role === "tool" ? runCall(r, m.callId) : null;
+    if (m.same && m.role === "assistant") {
+      add(md, el("div", "dim", "the model's previous turn: its text and calls, as shown above"));
+    } else if (c) {
+      // The call's result as its row shows it: not repeated in the data.
+      add(md, el("div", "dim", "the call's result, with the loop's notes after it"));
+      block(md, null, c.result || c.message, m.error ? "err" : null);
+      (c.notes || []).forEach(function (nt) { block(md, null, nt, "note-text"); });
+    } else {
+      block(md, null, m.text, m.error ? "err" : null);
+    }
     return md;
+  }
+  // runCall finds the call of run r with the given ID.
+  function runCall(r, id) {
+    if (!r) return null;
+    if (!r.byId) {
+      r.byId = {};
+      r.turns.forEach(function (t) { t.calls.forEach(function (c) { r.byId[c.id] = c; }); });
+    }
+    return r.byId[id] || null;
   }
 
   // answerEl shows a typed answer: the output tool's arguments, or the

@@ -162,7 +162,7 @@ func (b *builder) finishInner(c *call) {
 		}
 		ic.At = b.ms(ic.start)
 		if ic.done {
-			ic.Dur = max(b.ms(ic.end)-ic.At, 0)
+			ic.Dur = toMicro(max(b.ms(ic.end)-ic.At, 0))
 		}
 	}
 }

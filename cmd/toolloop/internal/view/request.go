@@ -3,6 +3,8 @@ package view
 import (
 	"cmp"
 	"encoding/json"
+	"hash/maphash"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,7 +56,41 @@ type message struct {
 	CallID string `json:"callId,omitempty"`
 	Tool   string `json:"tool,omitempty"`
 	Error  bool   `json:"error,omitempty"`
+	// Same, on a tool result: it is the call's, as its row shows it
+	// (result and notes), and not repeated here. On the model's turn: it
+	// is the previous turn's, as the page shows it above. Text and Calls
+	// are empty.
+	Same bool `json:"same,omitempty"`
 }
+
+// turnText is what identifies a model's turn: its text and its calls.
+func turnText(m *toolloop.Message) string {
+	var sb strings.Builder
+	sb.WriteString(m.Text())
+	for _, tc := range m.ToolCalls {
+		sb.WriteString("\x00" + tc.ID + "\x00" + tc.Name + "\x00")
+		sb.Write(tc.Arguments)
+	}
+	return sb.String()
+}
+
+// modelText is the text of a result as the model is sent it.
+func modelText(res *toolloop.ToolResult) string {
+	s := res.Text()
+	if s == "" && res.Error != nil {
+		s = res.Error.Message
+	}
+	return s
+}
+
+// textID identifies a text by its length and hash, so that the builder
+// can tell a text it saw again without keeping it.
+type textID struct {
+	n    int
+	hash uint64
+}
+
+func (b *builder) id(s string) textID { return textID{len(s), maphash.String(b.seed, s)} }
 
 // maxRequestMessages bounds the messages one request lists, and
 // maxNames the tools it names (the count says how many there are) and the
@@ -95,7 +131,7 @@ func (b *builder) request(r *run, t *turn, e *toolloop.Event) {
 			q.Left++
 			continue
 		}
-		q.Messages = append(q.Messages, b.message(m))
+		q.Messages = append(q.Messages, b.message(r, m))
 	}
 	q.ToolCount, q.Loaded, q.Output = len(info.Tools), b.names(info.Loaded), textString(b.cut(info.Output))
 	q.Tools, q.SameTools = nil, false
@@ -123,19 +159,27 @@ func (b *builder) prompt(r *run) {
 		if i == maxRequestMessages {
 			break
 		}
-		r.Prompt = append(r.Prompt, b.message(m))
+		r.Prompt = append(r.Prompt, b.message(r, m))
 	}
 }
 
-func (b *builder) message(m toolloop.Message) *message {
+// message is m as a request of r shows it. A tool result that is the
+// result of a call of r as its completion gave it is not repeated: it
+// refers to the call (Same), whose row shows it.
+func (b *builder) message(r *run, m toolloop.Message) *message {
 	out := &message{Role: string(m.Role)}
 	if res := m.Result; res != nil {
 		out.CallID, out.Tool, out.Error = res.CallID, res.Name, res.IsError()
-		s := res.Text()
-		if s == "" && res.Error != nil {
-			s = res.Error.Message
+		s := modelText(res)
+		if c := r.callOf[res.CallID]; c != nil && c.done && c.seen == b.id(s) {
+			out.Same = true
+			return out
 		}
 		out.Text = b.cut(s)
+		return out
+	}
+	if m.Role == toolloop.RoleAssistant && b.id(turnText(&m)) == r.said {
+		out.Same = true
 		return out
 	}
 	out.Text = b.cut(m.Text())
@@ -167,7 +211,12 @@ type stages struct {
 	After    float64 `json:"after"`
 }
 
-func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// msOf is d in milliseconds, to the microsecond, as the page's times
+// are: more digits would only make the page bigger.
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// toMicro rounds milliseconds to the microsecond.
+func toMicro(ms float64) float64 { return math.Round(ms*1000) / 1000 }
 
 func newStages(ct *toolloop.CallTiming) *stages {
 	return &stages{Queue: -1, Checks: msOf(ct.Checks), Approval: msOf(ct.Approval), PreHooks: msOf(ct.PreHooks),
@@ -234,6 +283,7 @@ func (b *builder) finishTiming(t *turn) {
 		if !t.response.IsZero() {
 			tm.Queue = max(begin-b.ms(t.response), 0)
 		}
+		tm.Start, tm.Paused, tm.Queue = toMicro(tm.Start), toMicro(tm.Paused), toMicro(tm.Queue)
 		calls = append(calls, span{begin, end})
 		at := tm.Start + tm.Checks
 		waits = append(waits, span{at, at + tm.Approval})
@@ -247,6 +297,7 @@ func (b *builder) finishTiming(t *turn) {
 		s.Model = t.ModelDur
 	}
 	s.Other = max(t.Dur-s.Model-s.Tools-s.Approval, 0)
+	s.Model, s.Tools, s.Approval, s.Other = toMicro(s.Model), toMicro(s.Tools), toMicro(s.Approval), toMicro(s.Other)
 	t.Spent = s
 }
 

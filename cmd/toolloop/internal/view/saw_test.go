@@ -98,14 +98,19 @@ func TestSawRequests(t *testing.T) {
 		roles = append(roles, m.Role)
 	}
 	assert.Equal(t, []string{"assistant", "tool", "tool"}, roles)
-	assert.Equal(t, []string{"read (c1)", "write (c2)"}, q2.Messages[0].Calls)
+	assert.True(t, q2.Messages[0].Same, "the model's turn, shown above, is not repeated")
+	assert.Nil(t, q2.Messages[0].Calls)
 	read, write := q2.Messages[1], q2.Messages[2]
 	assert.Equal(t, "c1", read.CallID)
 	assert.Equal(t, "read", read.Tool)
-	assert.Less(t, len(read.Text.S), 400*len("line of a.txt\n"), "the result as the model saw it: truncated")
+	// The results are the calls' own, as their rows show them: the page
+	// does not repeat them.
+	assert.True(t, read.Same)
+	assert.Nil(t, read.Text)
 	assert.Equal(t, "c2", write.CallID)
-	assert.Contains(t, write.Text.S, "wrote y.txt")
-	assert.Contains(t, write.Text.S, approvalNote, "the model saw the loop's note")
+	assert.True(t, write.Same)
+	c1 := p.Runs[0].Turns[0].Calls[0]
+	assert.Less(t, len(c1.Result.S), 400*len("line of a.txt\n"), "the result as the model saw it: truncated")
 	assert.True(t, q2.SameTools, "the same tools as the previous turn")
 	assert.Nil(t, q2.Tools, "named once")
 	assert.Equal(t, 2, q2.ToolCount)
@@ -113,8 +118,46 @@ func TestSawRequests(t *testing.T) {
 
 	// The page's texts are bounded: a request's messages too.
 	small := buildLog(t, recordSaw(t), Options{FieldBytes: 64})
-	m := small.Runs[0].Turns[1].Request.Messages[1]
-	assert.LessOrEqual(t, len(m.Text.S), 64)
+	for _, tn := range small.Runs[0].Turns {
+		for _, m := range tn.Request.Messages {
+			if m.Text != nil {
+				assert.LessOrEqual(t, len(m.Text.S), 64)
+			}
+		}
+	}
+}
+
+// TestSawResultAsSent: a result the model was sent otherwise than as
+// the call's completion gave it (cleared since, or changed by a hook) is
+// shown as it was sent.
+func TestSawResultAsSent(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	call := toolloop.ToolCall{ID: "c1", Name: "read", Arguments: json.RawMessage(`{}`)}
+	asked := toolloop.Message{Role: toolloop.RoleAssistant, ToolCalls: []toolloop.ToolCall{call}}
+	done := toolloop.TextResult("the whole file")
+	done.CallID, done.Name = "c1", "read"
+	sent := toolloop.TextResult("[output of read cleared to save context]")
+	sent.CallID, sent.Name = "c1", "read"
+	evs := []toolloop.Event{
+		{Type: toolloop.EventRunStart, RunID: "r", Time: at(0), Messages: []toolloop.Message{toolloop.UserMessage("read it")}},
+		{Type: toolloop.EventModelResponse, RunID: "r", Turn: 1, Time: at(1), Response: &toolloop.Response{Message: asked}},
+		{Type: toolloop.EventStart, RunID: "r", Turn: 1, Time: at(2), CallID: "c1", Tool: "read", Arguments: call.Arguments},
+		{Type: toolloop.EventComplete, RunID: "r", Turn: 1, Time: at(3), CallID: "c1", Tool: "read", Result: done},
+		{Type: toolloop.EventModelRequest, RunID: "r", Turn: 2, Time: at(4), Request: &toolloop.RequestInfo{From: 1, Messages: 3},
+			Messages: []toolloop.Message{asked, toolloop.ToolMessage(sent)}},
+	}
+	p, err := build(events(evs...), &Options{})
+	require.NoError(t, err)
+	m := p.Runs[0].Turns[1].Request.Messages[1]
+	assert.False(t, m.Same)
+	require.NotNil(t, m.Text)
+	assert.Equal(t, "[output of read cleared to save context]", m.Text.S)
+
+	p, err = build(events(evs...), &Options{FieldBytes: 16})
+	require.NoError(t, err)
+	m = p.Runs[0].Turns[1].Request.Messages[1]
+	assert.LessOrEqual(t, len(m.Text.S), 16, "bounded like every text of the page")
 	assert.Positive(t, m.Text.More)
 }
 
