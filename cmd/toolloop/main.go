@@ -83,6 +83,8 @@ func run(ctx context.Context, e *env, args []string) int {
 		err = cmdTest(ctx, e, rest)
 	case "view":
 		err = cmdView(ctx, e, rest)
+	case "eval":
+		err = cmdEval(ctx, e, rest)
 	case "sessions":
 		err = cmdSessions(ctx, e, rest)
 	case "help", "-h", "-help", "--help":
@@ -137,6 +139,9 @@ Usage:
                                        turn a recorded run into a looptest transcript
   toolloop view [-o FILE | -serve ADDR] LOG
                                        show a recorded run as an HTML page
+  toolloop eval [flags] DATASET        run a dataset of cases and score them: JSON, JUnit
+                                       and HTML reports, -compare OLD.json for regressions
+  toolloop eval -from LOG [-o DATASET] add a recorded run to a dataset as a case
   toolloop help                        this text
 
 Run "toolloop COMMAND -h" for a command's flags.
@@ -145,7 +150,8 @@ Run "toolloop COMMAND -h" for a command's flags.
 Exit codes:
 
   0    success
-  1    the run, call or command failed, or the session is in use
+  1    the run, call or command failed, or the session is in use; for eval,
+       a case failed (with -compare: a case or scorer regressed)
   2    bad usage or bad input: flags, a missing or corrupt log, an unknown
        provider or tool, malformed MCP config or JSON arguments, a missing
        session, a paused session given to run
@@ -165,7 +171,7 @@ workspace. A session open in one toolloop is in use for the others.
 
 // providersHelp lists the providers, for the command's help and for run
 // and resume -h.
-const providersHelp = `Providers (run, resume): -provider picks one; without it, -script, -base-url
+const providersHelp = `Providers (run, resume, eval): -provider picks one; without it, -script, -base-url
 or the first key set in the environment does.
 
   openai             OpenAI's API; needs OPENAI_API_KEY
