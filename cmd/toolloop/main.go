@@ -154,7 +154,7 @@ Exit codes:
        a case failed (with -compare: a case or scorer regressed)
   2    bad usage or bad input: flags, a missing or corrupt log, an unknown
        provider or tool, malformed MCP config or JSON arguments, a missing
-       session, a paused session given to run
+       session, a paused session given to run, a bad dataset
   3    the run is paused for approval: continue it with toolloop resume LOG
        (or toolloop resume -session NAME)
   130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc or
