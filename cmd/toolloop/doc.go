@@ -334,7 +334,8 @@
 // the failing scores, and exits 1 if a case failed. With -compare
 // OLD/report.json it prints the regressions and improvements since, and
 // exits 1 if a case or a scorer regressed (a case that failed before too
-// does not).
+// does not). Ctrl-C stops it: the trials running are canceled, the rest
+// skipped, and the reports written with what ran (exit 130).
 //
 //	toolloop eval -script demo/script.json -o eval-out cases.jsonl
 //	toolloop eval -compare last/report.json -o eval-out cases.jsonl

@@ -124,7 +124,24 @@ func cmdEval(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	fmt.Fprintf(e.stderr, "toolloop: model %s; %d cases; writing %s\n", name, len(cases), out)
-	rep, runErr := r.Run(ctx, cases)
+	// Ctrl-C stops the eval: the trials running are canceled, those left
+	// skipped, and the reports written with what ran.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	interrupted := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-e.interrupts:
+			close(interrupted)
+			cancel()
+		case <-rctx.Done():
+		}
+	}()
+	rep, runErr := r.Run(rctx, cases)
+	cancel()
+	<-done
 	if rep == nil {
 		return runErr
 	}
@@ -132,6 +149,13 @@ func cmdEval(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	printSummary(e.stdout, rep, out)
+	select {
+	case <-interrupted:
+		return errInterrupted
+	case <-e.interrupts: // as the last trial ended
+		return errInterrupted
+	default:
+	}
 	if runErr != nil {
 		return runErr
 	}

@@ -265,3 +265,15 @@ func TestEvalBadInput(t *testing.T) {
 	assert.Equal(t, exitOK, te.run(t, "eval", "-h"))
 	assert.Contains(t, te.errOut.String(), "Usage: toolloop eval")
 }
+
+func TestEvalInterrupted(t *testing.T) {
+	te, script, data := evalEnv(t, passingDataset)
+	te.ints <- os.Interrupt // as the eval starts
+	out := filepath.Join(t.TempDir(), "out")
+	assert.Equal(t, exitInterrupted, te.run(t, "eval", "-script", script, "-C", te.dir, "-o", out, data))
+	// The reports are written with what ran: the trials are quick, so
+	// some may have ended before the interrupt canceled the rest.
+	rep := readJSONReport(t, filepath.Join(out, "report.json"))
+	assert.Equal(t, 2, rep.Summary.Passed+rep.Summary.Skipped)
+	assert.Zero(t, rep.Summary.Failed)
+}
