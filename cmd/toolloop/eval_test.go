@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
 	"os"
@@ -150,6 +152,12 @@ func TestEvalFails(t *testing.T) {
 	assert.NotContains(t, html, "<script")
 	assert.Contains(t, html, "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;")
 	assert.Contains(t, html, "default-src 'none'")
+	// The policy allows the page's own style, by its hash.
+	style := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(html)
+	require.NotNil(t, style)
+	sum := sha256.Sum256([]byte(style[1]))
+	assert.Contains(t, html, "style-src &#39;sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"&#39;;")
+	assert.Contains(t, html, "1 of 1 run; needs 100%")
 	assert.NotRegexp(t, `(src|href)="(https?:)?//`, html)
 	// The hostile case's page has a safe file name.
 	for _, f := range mustGlob(t, filepath.Join(out, "runs", "*")) {

@@ -126,6 +126,7 @@ var (
 	reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		"pct":  func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
 		"cost": func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+		"add":  func(a, b int) int { return a + b },
 	}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src {{.StyleHash}}; base-uri 'none'; form-action 'none'">
@@ -144,7 +145,7 @@ Started {{.Started.UTC.Format "2006-01-02 15:04:05 UTC"}}, took {{.Duration}}.</
 {{range .Cases}}<tr id="case-{{.ID}}">
 <td><code>{{.ID}}</code></td>
 <td class="{{.Status}}">{{.Status}}{{if .Flaky}} (flaky){{end}}</td>
-<td>{{pct .PassRate}} ({{.Passed}}/{{len .Trials}}, needs {{pct .MinPassRate}})</td>
+<td>{{pct .PassRate}} ({{.Passed}} of {{add .Passed .Failed}} run{{if .Skipped}}, {{.Skipped}} skipped{{end}}; needs {{pct .MinPassRate}})</td>
 <td>{{.PassAtK}}</td>
 <td><ul>{{range .Scorers}}<li><code>{{.Name}}</code>: {{.Passed}}/{{.Scored}}</li>{{end}}</ul></td>
 <td><ul>{{range .Trials}}<li><span class="{{.Status}}">trial {{.Trial}}: {{.Status}}</span>
