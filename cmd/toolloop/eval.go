@@ -253,20 +253,22 @@ func printSummary(w io.Writer, rep *eval.Report, dir string) {
 	fmt.Fprintf(w, "report: %s\n", filepath.Join(dir, "report.html"))
 }
 
-const evalNotes = `A dataset is JSON Lines, one case a line (see the Go package eval, or
-toolloop help): the input, the tools offered, fixtures (tools answered with
-canned results) and the expectations that score each run. Each case runs with
-the model and the workspace tools that toolloop run has, restricted to the
-case's tools; with no terminal, a call the guard would ask about pauses its run,
-which fails the trial: serve such tools as fixtures.
+const evalNotes = `A dataset is JSON Lines, one case a line (go doc
+github.com/toolloop/toolloop/eval has the format): the input, the tools
+offered, fixtures (tools answered with canned results) and the expectations
+that score each run. Each case runs with the model and the workspace tools
+that toolloop run has (-script plays the same transcript for every case),
+restricted to the case's tools. With no terminal, a call the guard would ask
+about pauses its run, which fails the trial: serve such tools as fixtures.
 
 The directory -o gets report.json, report.xml (JUnit), report.html (each
-trial linked to its run's page under runs/) and logs/ (each trial's event log).
-Exit 0: every case passed; 1: a case failed, or with -compare, a case or
-scorer regressed; 2: bad usage or a bad dataset.
+trial linked to its run's page under runs/) and logs/ (each trial's event
+log). Exit 0: every case passed; 1: a case failed, or with -compare, a case
+or scorer regressed; 2: bad usage or a bad dataset; 130: Ctrl-C (the reports
+hold what ran).
 
--from LOG appends the recorded run to the dataset -o (or prints it): its input,
-and as its expectation the tools it called, in order (or no tool, if it called
-none).
+-from LOG appends the recorded run to the dataset -o (or prints it): its
+input, and as its expectation the tools it called, in order (or no tool, if
+it called none).
 
 ` + providersHelp
