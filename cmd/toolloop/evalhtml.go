@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolloop/toolloop/cmd/toolloop/internal/view"
 	"github.com/toolloop/toolloop/eval"
 	"github.com/toolloop/toolloop/eventlog"
 )
@@ -29,7 +30,7 @@ func writeHTMLReport(w io.Writer, dir string, rep *eval.Report) error {
 		for j := range c.Trials {
 			tr := &c.Trials[j]
 			ht := htmlTrial{TrialReport: tr}
-			if tr.LogPath != "" && renderView != nil {
+			if tr.LogPath != "" {
 				name := fmt.Sprintf("%03d-%s-%d.html", i+1, safeName(c.ID), tr.Trial)
 				if err := renderRunPage(filepath.Join(dir, "runs", name), tr.LogPath, fmt.Sprintf("%s, trial %d", c.ID, tr.Trial)); err != nil {
 					ht.PageError = err.Error()
@@ -61,7 +62,7 @@ func renderRunPage(path, logPath, title string) error {
 	}
 	defer in.Close()
 	var b bytes.Buffer
-	if err := renderView(&b, eventlog.Events(in), title); err != nil {
+	if err := view.Render(&b, eventlog.Events(in), view.Options{Title: title}); err != nil {
 		return err
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
