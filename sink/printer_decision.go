@@ -168,10 +168,3 @@ func (p *printer) approval(v *runView, e toolloop.Event) {
 		p.callLine(markFailed, sgrRed, e.Tool, v.calls[e.CallID], "", "not approved"+reasonAndRule(a.Reason, ""))
 	}
 }
-
-// RuleEditedByPerson was the rule the toolloop command's guard gave a
-// person's edit before approvals carried edited arguments.
-//
-// Deprecated: see toolloop.Approval.Arguments. To be removed with the
-// viewer's last use of it.
-const RuleEditedByPerson = "edited-by-person"

@@ -64,6 +64,8 @@
 //
 //	✓ write_file path=c.txt content="new\n" (args edited by person, approved, waited 12s for approval) → wrote 4 bytes
 //
+// -view serves the run's page live while it runs (see toolloop view).
+//
 // -yes approves every ask. Without a terminal and
 // without -yes, a call that needs approval pauses the run (exit 3): the
 // pause lists each waiting call by its ID, and toolloop resume decides
@@ -307,8 +309,23 @@
 // # toolloop view LOG [-o run.html | -serve 127.0.0.1:PORT]
 //
 // Writes a self-contained HTML page of the run (default: LOG with .html), or
-// serves it on a loopback address, rendered afresh on each request, until
-// Ctrl-C.
+// serves it on a loopback address, until Ctrl-C. A served page is live: it
+// follows the log as a run still writing it adds to it, updating in place
+// (the turns and calls open stay open, the search and the scroll stay), and
+// says whether it is following, has ended (the server stopped) or lost its
+// connection (it retries). Only a loopback address is served, only to
+// requests that name a loopback host, and the page asks nothing of
+// anywhere but that server; a page written to a file makes no request at
+// all.
+//
+// toolloop run -view (and resume -view) serves the run's page the same way
+// on 127.0.0.1, at a free port, while the run goes on, and prints
+//
+//	toolloop: watching at http://127.0.0.1:PORT/
+//
+// It opens the page in the browser $BROWSER names, if set (a failure to
+// start it is reported, never fatal), and stops serving when the run ends
+// (after a moment for a page to get the log's last events) or Ctrl-C.
 //
 // # toolloop eval [flags] DATASET
 //

@@ -138,7 +138,9 @@ Usage:
   toolloop test [-stub T,...] -o FILE LOG
                                        turn a recorded run into a looptest transcript
   toolloop view [-o FILE | -serve ADDR] LOG
-                                       show a recorded run as an HTML page
+                                       show a recorded run as an HTML page, or
+                                       serve it live as the log grows
+  toolloop run -view [prompt]          watch the run's page live as it runs
   toolloop eval [flags] DATASET        run a dataset of cases and score them: JSON, JUnit
                                        and HTML reports, -compare OLD.json for regressions
   toolloop eval -from LOG [-o DATASET] add a recorded run to a dataset as a case

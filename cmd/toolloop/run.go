@@ -26,6 +26,8 @@ type runFlags struct {
 	yes     bool
 	system  string
 	verbose bool
+	// view serves the run's page live while it runs (-view).
+	view bool
 	// session names the stored session to run on, in the database
 	// store locates; empty: none.
 	session string
@@ -250,6 +252,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, without asking")
 	fs.StringVar(&f.system, "system", defaultSystem, "the system prompt")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	f.registerView(fs)
 	fs.StringVar(&f.session, "session", "", "keep the conversation in the stored session `NAME`, carrying it on if it exists (see toolloop sessions)")
 	f.store.register(fs)
 	withNotes(fs, providersHelp)
@@ -305,6 +308,14 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "toolloop: the run is logged in %s\n", path)
 		}
 	}()
+	if f.view {
+		// Deferred, so it stops after the return closes the log.
+		stop, err := watchSession(e, s)
+		if err != nil {
+			return errors.Join(err, s.close())
+		}
+		defer stop()
+	}
 	msgs := []toolloop.Message{}
 	if f.system != "" && (st == nil || len(st.s.State().Messages) == 0) {
 		// A stored session has its system prompt from its first run.
@@ -368,6 +379,7 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 	af.register(fs)
 	fs.BoolVar(&f.yes, "yes", false, "approve every call the guard asks about, and every paused call that -approve and -deny leave undecided, without asking")
 	fs.BoolVar(&f.verbose, "v", false, "print every event, not just the answer and one line per call")
+	f.registerView(fs)
 	fs.StringVar(&f.session, "session", "", "continue the stored session `NAME` instead of a log: every argument is then the prompt")
 	f.store.register(fs)
 	withNotes(fs, resumeNotes)
@@ -433,6 +445,14 @@ func cmdResume(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	s.log.unlock = unlock
+	if f.view {
+		// Deferred, so it stops after the return closes the log.
+		stop, err := watchSession(e, s)
+		if err != nil {
+			return errors.Join(err, s.close())
+		}
+		defer stop()
+	}
 	var first starter
 	switch {
 	case paused:

@@ -295,6 +295,14 @@ func resumeStored(ctx context.Context, e *env, f *runFlags, af *approvalFlags, p
 			fmt.Fprintf(e.stderr, "toolloop: the run is logged in %s\n", path)
 		}
 	}()
+	if f.view {
+		// Deferred, so it stops after the return closes the log.
+		stop, err := watchSession(e, s)
+		if err != nil {
+			return errors.Join(err, s.close())
+		}
+		defer stop()
+	}
 	var first starter
 	switch {
 	case paused:

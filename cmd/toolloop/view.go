@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"net"
-	"net/http"
 	"os"
-	"time"
 
-	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/cmd/toolloop/internal/view"
 	"github.com/toolloop/toolloop/eventlog"
 )
@@ -19,9 +15,7 @@ import (
 // renderView writes the HTML page of a run's events (package
 // internal/view). It is a variable so that tests of the subcommand's flags,
 // files and serving can put a fake in its place.
-var renderView = func(w io.Writer, events iter.Seq2[toolloop.Event, error], title string) error {
-	return view.Render(w, events, view.Options{Title: title})
-}
+var renderView = view.Render
 
 // errNoViewer: the command was built without the viewer.
 var errNoViewer = errors.New("this build of toolloop has no viewer")
@@ -83,18 +77,21 @@ func trimExt(p string) string {
 
 // renderFile renders the log at path to w, reading it afresh.
 func renderFile(w io.Writer, path string) error {
+	return renderFileOpts(w, path, view.Options{Title: path})
+}
+
+func renderFileOpts(w io.Writer, path string, opts view.Options) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return renderView(w, eventlog.Events(f), path)
+	return renderView(w, eventlog.Events(f), opts)
 }
 
-// serveView serves the page of the log, rendered afresh for each request
-// (so a run still being written shows its progress), until ctx ends or
-// Ctrl-C. Only loopback addresses are accepted: the page holds the run's
-// arguments and outputs.
+// serveView serves the live page of the log (see live.go), following it
+// as it grows, until ctx ends or Ctrl-C. Only loopback addresses are
+// accepted: the page holds the run's arguments and outputs.
 func serveView(ctx context.Context, e *env, path, addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -107,32 +104,14 @@ func serveView(ctx context.Context, e *env, path, addr string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != "/" {
-				http.NotFound(w, r)
-				return
-			}
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:")
-			if err := renderFile(w, path); err != nil {
-				fmt.Fprintf(e.stderr, "toolloop: rendering %s: %v\n", path, err)
-			}
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	fmt.Fprintf(e.stderr, "toolloop: serving %s at http://%s/ (Ctrl-C to stop)\n", path, ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	l := startLive(e, ln, func() string { return path })
+	fmt.Fprintf(e.stderr, "toolloop: serving %s at http://%s/, following it as it grows (Ctrl-C to stop)\n", path, ln.Addr())
 	select {
 	case <-ctx.Done():
 	case <-e.interrupts:
-	case err := <-errc:
+	case err := <-l.errc:
+		l.cancel()
 		return err
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	<-errc
-	return err
+	return l.stop(0)
 }

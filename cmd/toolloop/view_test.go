@@ -18,12 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolloop/toolloop"
+	"github.com/toolloop/toolloop/cmd/toolloop/internal/view"
 	"github.com/toolloop/toolloop/eventlog"
 )
 
 // fakeRender stands in for the viewer: it lists the events' types.
-func fakeRender(w io.Writer, events iter.Seq2[toolloop.Event, error], title string) error {
-	fmt.Fprintf(w, "<title>%s</title>\n", title)
+func fakeRender(w io.Writer, events iter.Seq2[toolloop.Event, error], opts view.Options) error {
+	fmt.Fprintf(w, "<title>%s</title>\n", opts.Title)
 	for e, err := range events {
 		if err != nil {
 			return err
@@ -33,7 +34,7 @@ func fakeRender(w io.Writer, events iter.Seq2[toolloop.Event, error], title stri
 	return nil
 }
 
-func withRenderer(t *testing.T, r func(io.Writer, iter.Seq2[toolloop.Event, error], string) error) {
+func withRenderer(t *testing.T, r func(io.Writer, iter.Seq2[toolloop.Event, error], view.Options) error) {
 	old := renderView
 	renderView = r
 	t.Cleanup(func() { renderView = old })
@@ -59,7 +60,7 @@ func TestViewFile(t *testing.T) {
 
 func TestViewErrors(t *testing.T) {
 	_, log := recordRun(t)
-	withRenderer(t, func(io.Writer, iter.Seq2[toolloop.Event, error], string) error { return errors.New("boom") })
+	withRenderer(t, func(io.Writer, iter.Seq2[toolloop.Event, error], view.Options) error { return errors.New("boom") })
 	te := newTestEnv(t, "")
 	out := filepath.Join(t.TempDir(), "run.html")
 	assert.Equal(t, exitFailed, te.run(t, "view", log, "-o", out))
@@ -76,6 +77,9 @@ func TestViewErrors(t *testing.T) {
 		{"no log", []string{"view"}, "give one log"},
 		{"both", []string{"view", log, "-o", "x.html", "-serve", "127.0.0.1:0"}, "do not go together"},
 		{"not loopback", []string{"view", log, "-serve", "0.0.0.0:0"}, "only a loopback address"},
+		{"not loopback, IPv6", []string{"view", log, "-serve", "[::]:0"}, "only a loopback address"},
+		{"not loopback, a name", []string{"view", log, "-serve", "example.com:8080"}, "only a loopback address"},
+		{"not loopback, no host", []string{"view", log, "-serve", ":8080"}, "only a loopback address"},
 		{"bad address", []string{"view", log, "-serve", "nonsense"}, "-serve nonsense"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,6 +39,7 @@ func TestScreenshots(t *testing.T) {
 			sum := js[string](t, ctx, `document.getElementById('summary').textContent`)
 			assert.Contains(t, sum, "stop: stop")
 			assert.Contains(t, sum, "resumed 1 time")
+			assert.Contains(t, sum, "in 2,700 · out 95", "the part that died counts what its turns spent")
 			assert.Equal(t, "canceled", js[string](t, ctx, `document.querySelector('.call[data-id="c2"]').dataset.status`))
 		}},
 		{"sub-agent", func(t *testing.T) []byte {

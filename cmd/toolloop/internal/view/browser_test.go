@@ -560,7 +560,7 @@ func editedRow(t *testing.T, ctx context.Context) {
 	assert.Contains(t, heads, "Arguments it ran with")
 	assert.Contains(t, heads, "Original arguments (the model's)")
 	assert.Contains(t, heads, "by guard (rule destructive): removes files")
-	assert.Contains(t, heads, "by person, when deciding the paused call (edited): b, not a")
+	assert.Contains(t, heads, "by person, when approving the call (edited): b, not a")
 	detail := js[string](t, ctx, `document.querySelector('.call[data-id="c1"] > .detail').textContent`)
 	assert.NotContains(t, detail, "rewritten by guard")
 	pres := js[[]string](t, ctx, `[...document.querySelectorAll('.call[data-id="c1"] > .detail pre')].map(p => p.textContent)`)

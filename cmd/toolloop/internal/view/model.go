@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/toolloop/toolloop"
-	"github.com/toolloop/toolloop/sink"
 )
 
 // The statuses of a call on the page. The first four are the outcomes of a
@@ -66,9 +65,11 @@ type run struct {
 	Stop   string `json:"stop,omitempty"`
 	Error  *text  `json:"error,omitempty"`
 	// Acct is the last accounting the log holds (run.paused, run.limit
-	// or run.end).
-	Acct  *toolloop.Accounting `json:"acct,omitempty"`
-	Turns []*turn              `json:"turns"`
+	// or run.end), or, for a run whose log has none (its process died
+	// before it ended), what its turns spent: Counted says so.
+	Acct    *toolloop.Accounting `json:"acct,omitempty"`
+	Counted bool                 `json:"counted,omitempty"`
+	Turns   []*turn              `json:"turns"`
 	// Notes are the run's events that belong to no turn.
 	Notes []*note `json:"notes,omitempty"`
 	// Resumes, on a run that went on with the transcript of an earlier
@@ -80,12 +81,21 @@ type run struct {
 	Parts   []*run `json:"parts,omitempty"`
 	// Jobs are the run's background jobs, in the order they started.
 	Jobs []*job `json:"jobs,omitempty"`
+	// Prompt, on a run whose first turn has no request in the log (an
+	// older log, or one without transient events), is the messages it
+	// started with: its system and user prompts.
+	Prompt []*message `json:"prompt,omitempty"`
 
 	start, end time.Time
 	turnOf     map[int]*turn
 	callOf     map[string]*call
 	jobOf      map[string]*job // by job ID
 	jobByCall  map[string]*job // by the ID of the call that started it
+	// tools are the tools the run's last request offered.
+	tools []string
+	// started are the messages of the run's first run.start.
+	started  []toolloop.Message
+	sawStart bool
 }
 
 // turn is one model turn and the calls it asked for.
@@ -110,8 +120,18 @@ type turn struct {
 	Notes     []*note  `json:"notes,omitempty"`
 	// Parallel is the most calls of the turn that ran at once.
 	Parallel int `json:"parallel"`
+	// Request is what the model was sent (see request.go); Spent what
+	// the turn's time went to, when its calls have timings.
+	Request *request `json:"request,omitempty"`
+	Spent   *spent   `json:"spent,omitempty"`
+	// Answer, on a turn that answered a request for a native output
+	// format (AnswerName) in text, is the typed answer, as JSON.
+	Answer     *text  `json:"answer,omitempty"`
+	AnswerName string `json:"answerName,omitempty"`
 
 	start, end, request, response time.Time
+	// answer is the model's whole text.
+	answer string
 }
 
 // note is an event shown as a line of its own: a pause, a resume, a limit,
@@ -145,7 +165,7 @@ type call struct {
 	Repairs  []string               `json:"repairs,omitempty"`
 	Verdict  *verdict               `json:"verdict,omitempty"`
 	Asked    bool                   `json:"asked,omitempty"`
-	Approval *toolloop.Approval     `json:"approval,omitempty"`
+	Approval *approval              `json:"approval,omitempty"`
 	Hooks    []*toolloop.HookEffect `json:"hooks,omitempty"`
 	Status   string                 `json:"status"`
 	Kind     string                 `json:"kind,omitempty"`
@@ -169,6 +189,11 @@ type call struct {
 	Diff        []*diffFile `json:"diff,omitempty"`
 	// Job is the ID of the background job the call started.
 	Job string `json:"job,omitempty"`
+	// Timing splits the call's time into its stages; nil in older logs.
+	Timing *stages `json:"timing,omitempty"`
+	// Output says the call is of the output tool: its arguments are the
+	// run's typed answer.
+	Output bool `json:"output,omitempty"`
 	// Runs are the runs of agents this call started.
 	Runs []*run `json:"runs,omitempty"`
 	// Program is set on a call whose tool ran a program (see program.go);
@@ -222,6 +247,15 @@ func sameJSON(a, b json.RawMessage) bool {
 		return bytes.Equal(a, b)
 	}
 	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// approval is the decision on a call that asked for one; Edited says the
+// person who approved it edited its arguments (a change of the call
+// shows them).
+type approval struct {
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+	Edited   bool   `json:"edited,omitempty"`
 }
 
 // verdict is a guard's decision as the page shows it.
@@ -399,6 +433,9 @@ func (b *builder) add(e *toolloop.Event) {
 	}
 	switch e.Type {
 	case toolloop.EventRunStart:
+		if !r.sawStart {
+			r.started, r.sawStart = e.Messages, true
+		}
 		b.link(r, e.Messages)
 		addNote("start", "run started with "+plural(len(e.Messages), "message"), "")
 	case toolloop.EventRunResumed:
@@ -480,7 +517,10 @@ func (b *builder) add(e *toolloop.Event) {
 		addNote("limit", "limit reached", e.Error)
 	case toolloop.EventModelRequest:
 		if t != nil {
-			t.request = e.Time
+			if t.request.IsZero() {
+				t.request = e.Time
+			}
+			b.request(r, t, e)
 		}
 	case toolloop.EventModelResponse:
 		if t != nil {
@@ -552,7 +592,7 @@ func (b *builder) resumed(r *run, e *toolloop.Event, addNote func(kind, title, d
 		}
 		lines = append(lines, line)
 		if c := r.callOf[id]; c != nil {
-			c.Approval = &a
+			c.Approval = &approval{Approved: a.Approved, Reason: textString(b.cut(a.Reason)), Edited: c.Approval != nil && c.Approval.Edited}
 		}
 	}
 	addNote("resume", "run resumed with "+plural(len(e.Approvals), "decision"), strings.Join(lines, "\n"))
@@ -574,7 +614,8 @@ func (b *builder) response(t *turn, e *toolloop.Event) {
 		c := info.Price.Cost(u)
 		t.Cost = &c
 	}
-	t.Text = b.cut(resp.Message.Text())
+	t.answer = resp.Message.Text()
+	t.Text = b.cut(t.answer)
 	var reasoning []string
 	for _, c := range resp.Message.Content {
 		if c.Type == toolloop.ContentReasoning && c.Text != "" {
@@ -623,19 +664,22 @@ func (b *builder) callEvent(r *run, e *toolloop.Event) {
 			c.Verdict = &verdict{Decision: string(cmp.Or(v.Decision, toolloop.Allow)), Reason: b.cut(v.Reason), Rule: v.Rule,
 				Arguments: b.cut(pretty(v.Arguments))}
 			if len(v.Arguments) > 0 && !sameJSON(v.Arguments, c.args) {
-				if v.Rule == sink.RuleEditedByPerson {
-					// The command's guard asks the person itself and
-					// reports their edit as its verdict.
-					b.changed(c, byPerson, "", "", v.Arguments)
-				} else {
-					b.changed(c, byGuard, v.Rule, v.Reason, v.Arguments)
-				}
+				b.changed(c, byGuard, v.Rule, v.Reason, v.Arguments)
 			}
 		}
 	case toolloop.EventPermissionRequested:
 		c.Asked = true
 	case toolloop.EventPermissionCompleted:
-		c.Approval = e.Approval
+		c.Approval = nil
+		if a := e.Approval; a != nil {
+			c.Approval = &approval{Approved: a.Approved, Reason: textString(b.cut(a.Reason))}
+			if a.Approved && len(a.Arguments) > 0 && !sameJSON(a.Arguments, c.args) {
+				// The person who approved the call edited its
+				// arguments; the change shows them, bounded.
+				c.Approval.Edited = true
+				b.changed(c, byPerson, "", a.Reason, a.Arguments)
+			}
+		}
 	case toolloop.EventHook:
 		if e.Hook != nil {
 			h := *e.Hook
@@ -662,6 +706,9 @@ func (b *builder) callEvent(r *run, e *toolloop.Event) {
 
 func (b *builder) complete(c *call, e *toolloop.Event) {
 	c.done, c.end = true, e.Time
+	if e.Timing != nil {
+		c.Timing = newStages(e.Timing)
+	}
 	c.Stack = b.cut(e.Stack)
 	res := e.Result
 	if res == nil {
@@ -747,7 +794,7 @@ func (b *builder) split(c *call, res *toolloop.ToolResult) string {
 	k := len(res.Content)
 	for k > 0 {
 		blk := res.Content[k-1]
-		if blk.Type != toolloop.ContentText || !(strings.HasPrefix(blk.Text, guardNote) || slices.Contains(c.noted, blk.Text)) {
+		if blk.Type != toolloop.ContentText || !(strings.HasPrefix(blk.Text, guardNote) || strings.HasPrefix(blk.Text, approvalNote) || slices.Contains(c.noted, blk.Text)) {
 			break
 		}
 		k--
@@ -861,6 +908,7 @@ func (b *builder) finish() *page {
 	walk = func(r *run) {
 		r.At, r.Dur = b.ms(r.start), b.ms(r.end)-b.ms(r.start)
 		slices.SortStableFunc(r.Turns, func(x, y *turn) int { return x.N - y.N })
+		b.prompt(r)
 		if r.ParentRun == "" {
 			p.Turns += len(r.Turns)
 		}
@@ -877,6 +925,9 @@ func (b *builder) finish() *page {
 					walk(cr)
 				}
 			}
+		}
+		if r.Acct == nil {
+			r.Acct, r.Counted = spentByTurns(r.Turns)
 		}
 		for _, part := range r.Parts {
 			walk(part)
@@ -898,6 +949,26 @@ func (b *builder) finish() *page {
 	}
 	slices.Sort(p.Tools)
 	return p
+}
+
+// spentByTurns adds up the usage and cost of turns, for a run whose log
+// holds no accounting of it (its process died): counted says so.
+func spentByTurns(turns []*turn) (acct *toolloop.Accounting, counted bool) {
+	for _, t := range turns {
+		if t.Usage == nil {
+			continue
+		}
+		if acct == nil {
+			acct = new(toolloop.Accounting)
+		}
+		acct.Usage.Add(*t.Usage)
+		if t.Cost != nil {
+			acct.Cost += *t.Cost
+		} else {
+			acct.UnpricedTurns++
+		}
+	}
+	return acct, acct != nil
 }
 
 func (b *builder) finishTurn(t *turn) {
@@ -946,6 +1017,8 @@ func (b *builder) finishTurn(t *turn) {
 		n += e.delta
 		t.Parallel = max(t.Parallel, n)
 	}
+	b.finishTiming(t)
+	b.finishOutput(t)
 }
 
 // pretty indents JSON arguments for reading; anything else is returned as

@@ -3,6 +3,7 @@
 // textContent, dataset and createElement, never as markup.
 (function () {
   var D = JSON.parse(document.getElementById("data").textContent);
+  var SVG = "http://www.w3.org/2000/svg";
   var STATUSES = ["ok", "error", "denied", "canceled", "pending", "unfinished"];
   // calls lists every call of the page (child calls included) with its
   // element, its turn and the calls of the sub-agents it started.
@@ -18,7 +19,14 @@
   }
   function add(parent, child) { parent.appendChild(child); return child; }
   function plural(n, w) { return n + " " + w + (n === 1 ? "" : "s"); }
-  function num(n) { return Number(n || 0).toLocaleString("en-US"); }
+  // num groups the digits of n by thousands (toLocaleString is slow).
+  function num(n) {
+    n = Number(n || 0);
+    if (!isFinite(n) || n % 1 !== 0) return n.toLocaleString("en-US");
+    var s = String(Math.abs(n)), out = "";
+    while (s.length > 3) { out = "," + s.slice(-3) + out; s = s.slice(0, -3); }
+    return (n < 0 ? "-" : "") + s + out;
+  }
   function dur(ms) {
     if (ms === undefined || ms === null || ms < 0) return "—";
     if (ms < 1) return ms.toFixed(2) + " ms";
@@ -52,6 +60,7 @@
   // --- summary and controls -------------------------------------------------
   function header() {
     var sum = document.getElementById("summary");
+    sum.textContent = "";
     var first = D.runs[0], total = 0, cost = null, u = null;
     var tops = [];
     D.runs.forEach(function (r) { tops.push(r); (r.parts || []).forEach(function (p) { tops.push(p); }); });
@@ -76,22 +85,27 @@
     if (fin && fin.paused) add(sum, el("span", "flag warn", "paused: waiting for approval"));
     else if (fin && fin.ended) add(sum, el("span", null, "stop: " + (fin.stop || "—")));
     else if (fin) add(sum, el("span", "flag warn", "the log ends before the run does"));
-    if (D.problems) {
-      var pr = document.getElementById("problems");
-      pr.textContent = "Lines of the log that are not events:\n" + D.problems.join("\n");
-    }
+    var pr = document.getElementById("problems");
+    pr.textContent = D.problems ? "Lines of the log that are not events:\n" + D.problems.join("\n") : "";
     var sel = document.getElementById("tool");
+    while (sel.options.length > 1) sel.remove(1);
     D.tools.forEach(function (name) {
       var n = 0;
       calls.forEach(function (c) { if (c.d.tool === name) n++; });
       var o = add(sel, el("option", null, name + " (" + n + ")"));
       o.value = name;
     });
+    sel.value = state.tool;
+    if (sel.value !== state.tool) state.tool = "";
     var st = document.getElementById("statuses");
+    st.textContent = "";
+    // A status no call has any more (after an update: a pending call was
+    // decided) filters nothing: it has no chip to clear it with.
+    for (var k in state.status) if (!D.counts[k]) delete state.status[k];
     STATUSES.forEach(function (s) {
       if (!D.counts[s]) return;
       var b = add(st, el("button", "chip"));
-      b.type = "button"; b.dataset.status = s; b.setAttribute("aria-pressed", "false");
+      b.type = "button"; b.dataset.status = s; b.setAttribute("aria-pressed", state.status[s] ? "true" : "false");
       b.title = "show only calls with status " + s + " (click again to clear)";
       add(b, el("span", "dot s-" + s));
       add(b, document.createTextNode(s + " " + D.counts[s]));
@@ -114,6 +128,7 @@
         bits.push(usage(r.acct.usage));
         if (r.acct.cost_usd) bits.push(money(r.acct.cost_usd));
         if (r.acct.unpriced_turns) bits.push(r.acct.unpriced_turns + " unpriced");
+        if (r.counted) bits.push("counted from its turns: the log ends before the run does");
       }
       add(h, el("span", "dim", " · " + bits.join(" · ")));
     } else {
@@ -124,7 +139,7 @@
     r.notes && r.notes.forEach(function (nt) { noteEl(sec, nt, r); });
     if (r.jobs) jobsEl(r, sec);
     r.turns.forEach(function (t, i) {
-      turnEl(t, sec, depth, depth > 0 || i < open || i >= n - open, r);
+      turnEl(t, sec, depth, depth > 0 || i < open || i >= n - open, r, i === 0 && !r.resumes);
     });
     if (r.ended && r.stop && r.parts) add(sec, el("div", "dim", "this part ended with " + r.stop + "; the run went on in run " + r.parts[0].id));
     // The runs that resumed this one, one story: each says which it resumed.
@@ -156,12 +171,23 @@
       });
     }
     if (nt.detail) block(d, null, nt.detail);
+    if (nt.kind === "start" && r && r.prompt && r.notes && r.notes.filter(function (n) { return n.kind === "start"; })[0] === nt) {
+      // The log has no request of the first turn: its messages are the
+      // run's start's.
+      var pr = add(d, el("details", "req prompt"));
+      add(pr, el("summary", null, "the messages it started with"));
+      pr.open = true;
+      var body = add(pr, el("div", "req-body"));
+      r.prompt.forEach(function (m, i) { msgEl(body, m, i); });
+    }
     return d;
   }
 
   // --- background jobs --------------------------------------------------------
   // jobShow opens a job's row and brings it into view, by element ID.
   var jobShow = {};
+  // jobOpen opens or closes a job's row, by element ID, for update.
+  var jobOpen = {};
   function jobElId(r, id) { return "job-" + r.id + "-" + id; }
   function turnsOf(j) { return j.turn === j.endTurn ? "turn " + j.turn : "turns " + j.turn + "–" + j.endTurn; }
   function jobLabel(j) { return j.id + " " + j.tool + " · " + j.status + " · " + turnsOf(j) + " · " + dur(j.dur); }
@@ -233,6 +259,7 @@
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
     });
     jobShow[box.id] = function () { toggle(true); box.scrollIntoView({ block: "center" }); };
+    jobOpen[box.id] = toggle;
     return box;
   }
 
@@ -264,13 +291,13 @@
     return d;
   }
 
-  function turnEl(t, parent, depth, open, r) {
+  function turnEl(t, parent, depth, open, r, first) {
     var det = add(parent, el("details", "turn"));
     det.dataset.turn = t.n;
     det.open = open;
     var rec = { el: det, d: t, calls: [], text: (str(t.text) + "\n" + str(t.reasoning) + "\n" +
       (t.notes || []).map(function (n) { return n.title + " " + str(n.detail); }).join("\n")).toLowerCase(),
-      defaultOpen: open, depth: depth };
+      defaultOpen: open, depth: depth, key: (r ? r.id : "") + "/" + depth + "/" + t.n, req: null };
     turns.push(rec);
     var s = add(det, el("summary"));
     add(s, el("span", "n", (depth > 0 ? "sub-agent turn " : "Turn ") + t.n));
@@ -290,9 +317,14 @@
       if (counts[st] && st !== "ok") add(s, el("span", "badge s-" + st, counts[st] + " " + st));
     });
     if (t.stop && t.stop !== "tool_use" && t.stop !== "stop") add(s, el("span", "flag warn", t.stop));
+    if (t.answer || t.calls.some(function (c) { return c.output; })) add(s, el("span", "flag out", "answer"));
+    if (t.spent) add(s, el("span", "dim spent", spentText(t.spent)));
     if (t.text) add(s, el("span", "dim", summarize(t.text, 90)));
 
     var body = add(det, el("div", "turn-body"));
+    // The request and the time axis show only in an open turn: they are
+    // built when it first opens.
+    var reqSlot = t.request ? add(body, el("div", "req-slot")) : null;
     if (t.reasoning) add(body, el("div", "text reasoning", t.reasoning.s));
     if (t.text) {
       var tx = add(body, el("div", "text", t.text.s));
@@ -307,9 +339,20 @@
     notes.forEach(function (nt) { if (nt.at <= firstCall) noteEl(body, nt, r); });
     // The run's jobs that ran during this turn.
     var jobs = ((r && r.jobs) || []).filter(function (j) { return j.turn <= t.n && t.n <= j.endTurn; });
-    if (t.calls.length || jobs.length) axis(body, t, jobs);
+    var slot = t.calls.length || jobs.length ? add(body, el("div", "axis-slot")) : null;
+    var drawn = false;
+    rec.draw = function (now) {
+      if (drawn || !(now === true || det.open)) return;
+      drawn = true;
+      if (reqSlot) rec.req = requestEl(reqSlot, t.request, first);
+      if (slot) axis(slot, t, jobs);
+    };
+    det.addEventListener("toggle", rec.draw);
+    s.addEventListener("click", function () { rec.draw(true); });
     t.calls.forEach(function (c) { callEl(c, body, rec); });
+    if (t.answer) answerEl(body, t.answerName || "output", t.answer, null);
     notes.forEach(function (nt) { if (nt.at > firstCall) noteEl(body, nt, r); });
+    rec.draw();
   }
 
   // axis draws the turn's model request and calls as bars on a time axis,
@@ -330,8 +373,16 @@
       return b;
     }
     if (t.modelDur >= 0) bar("model " + dur(t.modelDur), t.modelAt, t.modelDur, "model");
+    var staged = false;
     t.calls.forEach(function (c) {
-      bar(c.tool + " " + dur(c.dur), c.at, c.dur, "s-" + c.status);
+      if (!c.timing || c.dur < 0) { bar(c.tool + " " + dur(c.dur), c.at, c.dur, "s-" + c.status); return; }
+      staged = true;
+      var wait = c.timing.approval + (c.timing.paused || 0);
+      var b = bar(c.tool + " " + dur(c.dur) + " · " + (wait > 0 ? "waited " + dur(wait) + " for approval" : "ran " + dur(c.timing.tool)), c.at, c.dur, "staged s-" + c.status);
+      b.title = c.tool + " " + dur(c.dur) + " · " + stageText(c);
+      b.dataset.call = c.id;
+      b.parentNode.classList.add("staged");
+      stageSegs(b.parentNode, c, t, span);
     });
     (jobs || []).forEach(function (j) {
       var from = j.turn < t.n, on = j.endTurn > t.n;
@@ -345,6 +396,7 @@
     add(ticks, el("span", null, "0"));
     add(ticks, el("span", null, dur(t.dur / 2)));
     add(ticks, el("span", null, dur(t.dur)));
+    if (staged) legend(parent);
   }
 
   function callEl(c, parent, turnRec) {
@@ -353,12 +405,14 @@
     if (c.depth > 0) box.classList.add("child");
     if (c.parent) box.classList.add("inner");
     if (c.program) box.classList.add("program");
-    var rec = { el: box, d: c, turn: turnRec, search: null, kids: [] };
+    if (c.output) box.classList.add("output");
+    var rec = { el: box, d: c, turn: turnRec, search: null, kids: [], key: turnRec.key + "/" + c.depth + "/" + c.id };
     calls.push(rec);
     turnRec.calls.push(rec);
     var row = add(box, el("div", "row"));
     add(row, el("span", "badge s-" + c.status, c.status));
     if (c.parent) add(row, el("span", "num", "#" + innerNum(c.id)));
+    if (c.output) add(row, el("span", "badge out", "output"));
     add(row, el("span", "tool", (c.depth > 0 || c.parent ? "↳ " : "") + c.tool));
     add(row, el("span", "sum mono", c.program && c.program.code ? firstLine(c.program.code) : summarize(c.args, 160)));
     var flags = add(row, el("span", "flags"));
@@ -379,17 +433,20 @@
     row.tabIndex = 0;
     row.setAttribute("role", "button");
     row.setAttribute("aria-expanded", "false");
-    function toggle() {
-      if (!detail) { detail = details(c); box.insertBefore(detail, row.nextSibling); }
-      else detail.classList.toggle("gone");
-      var open = !detail.classList.contains("gone");
+    function toggle(open) {
+      if (!detail) { detail = details(c); detail.classList.add("gone"); box.insertBefore(detail, row.nextSibling); }
+      open = open === undefined ? detail.classList.contains("gone") : open;
+      detail.classList.toggle("gone", !open);
       box.classList.toggle("open", open);
       row.setAttribute("aria-expanded", open ? "true" : "false");
     }
-    row.addEventListener("click", toggle);
+    rec.toggle = toggle;
+    rec.isOpen = function () { return box.classList.contains("open"); };
+    row.addEventListener("click", function () { toggle(); });
     row.addEventListener("keydown", function (e) {
       if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
     });
+    if (c.output) answerEl(box, null, c.args);
     if (c.program) programEl(c, box, rec, turnRec);
     if (c.runs) {
       var kids = add(box, el("div", "children"));
@@ -463,6 +520,7 @@
     (r.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
     if (r.jobs) jobsEl(r, parent);
     r.turns.forEach(function (t) {
+      if (t.request) requestEl(parent, t.request, false);
       if (t.text) add(parent, el("div", "text dim", "turn " + t.n + ": " + summarize(t.text, 200)));
       (t.notes || []).forEach(function (nt) { noteEl(parent, nt, r); });
       t.calls.forEach(function (c) { callEl(c, parent, turnRec); });
@@ -474,7 +532,7 @@
     var who = {
       guard: "guard" + (ch.name ? " (rule " + ch.name + ")" : ""),
       hook: "hook " + (ch.name || ""),
-      person: "person, when deciding the paused call (edited)",
+      person: "person, when approving the call (edited)",
       processor: "turn processor, before the call started",
       repairer: "argument repairer"
     }[ch.by] || ch.by;
@@ -491,6 +549,8 @@
     if (c.source) row("source", c.source);
     row("status", c.status + (c.kind && c.kind !== c.status ? " (" + c.kind + ")" : ""));
     row("duration", dur(c.dur));
+    if (c.timing) row("time", stageText(c));
+    if (c.output) row("output", "the call gave the run's typed answer (the output tool's arguments)");
     if (c.bytes) row("result size", num(c.bytes) + " bytes" + (c.truncated ? ", truncated by the loop" : ""));
     if (c.cleared) row("cleared", "a context manager later replaced this result with a stub");
     if (c.synthesized) row("synthesized", "the call did not run; a turn processor answered it");
@@ -518,6 +578,7 @@
       add(d, el("h4", null, "Approval"));
       add(d, el("div", null, c.approval ? (c.approval.approved ? "approved" : "refused") +
         (c.approval.reason ? ": " + c.approval.reason : "") : "asked; no answer in the log"));
+      if (c.approval && c.approval.edited) add(d, el("div", "dim", "with arguments the person edited (see the changes above)"));
     }
     if (c.hooks) {
       add(d, el("h4", null, "Hook effects"));
@@ -546,6 +607,191 @@
     return d;
   }
 
+  // --- requests, stages, answers ---------------------------------------------
+  function tokensText(q) {
+    if (!q.window) return "~" + num(q.tokens) + " tokens";
+    var pct = q.tokens * 100 / q.window;
+    return "tokens ~" + num(q.tokens) + " of window " + num(q.window) + " (" + (pct < 1 ? pct.toFixed(1) : Math.round(pct)) + "%)";
+  }
+  function toolsText(q) {
+    return q.sameTools ? plural(q.toolCount, "tool") + " (same as previous turn)" : plural(q.toolCount, "tool");
+  }
+  function requestSummary(q) {
+    var n = (q.messages || []).length + (q.left || 0);
+    var bits = ["request: " + plural(n, "new message") + " (" + q.count + " in all)", toolsText(q)];
+    if (q.loaded) bits.push(q.loaded.length + " loaded by search");
+    if (q.choice) bits.push("tool choice " + q.choice);
+    if (q.output) bits.push("output " + q.output);
+    bits.push(tokensText(q));
+    if (q.again) bits.push("sent " + (q.again + 1) + " times");
+    return bits.join(" · ");
+  }
+  var ROLES = { system: "system", user: "user", assistant: "assistant (the model's turn)", tool: "tool result" };
+  function roleLabel(m, i) {
+    var s = "#" + i + " " + (ROLES[m.role] || m.role);
+    if (m.role === "tool") s += (m.tool ? " of " + m.tool : "") + (m.callId ? " (" + m.callId + ")" : "") + (m.error ? " · error" : "") + ", as the model saw it";
+    return s;
+  }
+
+  // requestEl shows what the model was sent for a turn: a line that sums
+  // it up, which opens to the new messages and the tools. The body is
+  // built when it is first opened; a run's first request shows open.
+  function requestEl(parent, q, open) {
+    var det = add(parent, el("details", "req"));
+    var sum = add(det, el("summary", null, requestSummary(q)));
+    var built = false;
+    function build() { if (!built) { built = true; requestBody(det, q); } }
+    sum.addEventListener("click", build); // before it opens: its body is there at once
+    det.addEventListener("toggle", function () { if (det.open) build(); });
+    var rec = { el: det, show: function () { build(); det.open = true; } };
+    if (open) rec.show();
+    return rec;
+  }
+  function requestBody(det, q) {
+    var d = add(det, el("div", "req-body"));
+    var kv = add(d, el("table", "kv"));
+    function row(k, v) { var tr = add(kv, el("tr")); add(tr, el("td", null, k)); add(tr, el("td", "mono", v)); }
+    row("messages", q.count + " in the request" + (q.from ? "; the first " + q.from + " as in the previous request, the rest below" : ", all below"));
+    row("tools", toolsText(q));
+    if (q.choice) row("tool choice", q.choice);
+    if (q.output) row("output format", q.output);
+    row("tokens", tokensText(q).replace(/^tokens /, ""));
+    if (q.tools) {
+      var loaded = {};
+      (q.loaded || []).forEach(function (n) { loaded[n] = true; });
+      var tl = add(d, el("div", "tools"));
+      q.tools.forEach(function (n) {
+        var t = add(tl, el("span", "toolname" + (loaded[n] ? " loaded" : ""), n + (loaded[n] ? " (loaded by search)" : "")));
+        t.dataset.tool = n;
+      });
+    }
+    (q.messages || []).forEach(function (m, i) { msgEl(d, m, q.from + i); });
+    if (q.left) add(d, el("div", "dim", plural(q.left, "more message") + " not listed"));
+  }
+
+  function msgEl(parent, m, i) {
+    var md = add(parent, el("div", "msg"));
+    md.dataset.role = m.role;
+    add(md, el("div", "role", roleLabel(m, i)));
+    if (m.calls) add(md, el("div", "dim", "asked for " + m.calls.join(", ")));
+    block(md, null, m.text, m.error ? "err" : null);
+    return md;
+  }
+
+  // answerEl shows a typed answer: the output tool's arguments, or the
+  // text of a turn that answered a native output format.
+  function answerEl(parent, name, t) {
+    var d = add(parent, el("div", "answer"));
+    if (name) {
+      var h = add(d, el("div", "row"));
+      add(h, el("span", "badge out", "output"));
+      add(h, el("span", "tool", name));
+      add(h, el("span", "dim", "the run's typed answer"));
+    }
+    block(d, null, t, "json");
+    return d;
+  }
+
+  var STAGES = [["queue", "queued"], ["wait", "paused for approval"], ["checks", "checks (guard)"], ["approval", "approval"],
+    ["preHooks", "pre-hooks"], ["tool", "tool"], ["after", "after (post-hooks, truncation)"]];
+  var STAGE_NAME = {};
+  STAGES.forEach(function (s) { STAGE_NAME[s[0]] = s[1]; });
+
+  // stageText says where a call's time went: "ran 12 ms, waited 4.2 s
+  // for approval, …".
+  function stageText(c) {
+    var tm = c.timing, bits = ["ran " + dur(tm.tool)];
+    var wait = tm.approval + (tm.paused || 0);
+    if (wait > 0) bits.push("waited " + dur(wait) + " for approval");
+    if (tm.checks > 0) bits.push("checks " + dur(tm.checks));
+    if (tm.preHooks > 0) bits.push("pre-hooks " + dur(tm.preHooks));
+    if (tm.after > 0) bits.push("after " + dur(tm.after));
+    if (tm.queue >= 0) bits.push("queued " + dur(tm.queue));
+    return bits.join(", ");
+  }
+  function spentText(sp) {
+    var bits = ["model " + dur(sp.model), "tools " + dur(sp.tools)];
+    if (sp.approval > 0) bits.push("approval " + dur(sp.approval));
+    bits.push("other " + dur(sp.other));
+    return bits.join(" · ");
+  }
+
+  // stageSegs draws a call's stages in its lane, over its bar: the queue
+  // before it, then a pause for approval if it had one, then its stages
+  // in order, ending with the call.
+  function stageSegs(lane, c, t, span) {
+    var tm = c.timing, segs = [];
+    if (tm.queue > 0) segs.push(["queue", Math.min(c.at, tm.start) - tm.queue, tm.queue]);
+    if (tm.paused) segs.push(["wait", c.at, tm.paused]);
+    var at = tm.start;
+    ["checks", "approval", "preHooks", "tool", "after"].forEach(function (k) {
+      if (tm[k] > 0) segs.push([k, at, tm[k]]);
+      at += tm[k];
+    });
+    segs.forEach(function (g) {
+      var d = add(lane, el("div", "stage st-" + g[0]));
+      d.dataset.stage = g[0];
+      var left = clamp((g[1] - t.at) / span * 100);
+      d.style.left = left + "%";
+      d.style.width = Math.min(Math.max(g[2] / span * 100, 0.15), Math.max(100 - left, 0)) + "%";
+      d.title = STAGE_NAME[g[0]] + " " + dur(g[2]);
+    });
+  }
+  function legend(parent) {
+    var lg = add(parent, el("div", "legend"));
+    STAGES.forEach(function (s) {
+      var it = add(lg, el("span", "item"));
+      it.dataset.stage = s[0];
+      add(it, el("span", "sw st-" + s[0]));
+      add(it, document.createTextNode(s[1]));
+    });
+  }
+
+  // chart draws the tokens and cost of each turn of the top-level runs as
+  // a small SVG in the header: a bar per turn (input below, output above)
+  // and a line of cost. Past 300 turns, each bar sums several.
+  function chart() {
+    var box = document.getElementById("chart");
+    box.textContent = "";
+    var ts = [];
+    D.runs.forEach(function (r) { [r].concat(r.parts || []).forEach(function (p) { p.turns.forEach(function (t) { ts.push(t); }); }); });
+    if (!ts.some(function (t) { return t.usage && (t.usage.input_tokens || t.usage.output_tokens); })) return;
+    var per = Math.ceil(ts.length / 300), cols = [];
+    for (var i = 0; i < ts.length; i += per) {
+      var b = { first: ts[i].n, last: ts[i].n, in: 0, out: 0, cost: 0, priced: false };
+      ts.slice(i, i + per).forEach(function (t) {
+        b.last = t.n;
+        if (t.usage) { b.in += t.usage.input_tokens || 0; b.out += t.usage.output_tokens || 0; }
+        if (t.cost !== undefined && t.cost !== null) { b.cost += t.cost; b.priced = true; }
+      });
+      cols.push(b);
+    }
+    var W = Math.min(480, cols.length * 16), H = 40, w = W / cols.length;
+    var maxTok = Math.max.apply(null, cols.map(function (b) { return b.in + b.out; })) || 1;
+    var maxCost = Math.max.apply(null, cols.map(function (b) { return b.cost; }));
+    function svg(tag, attrs, parent) {
+      var e = document.createElementNS(SVG, tag);
+      for (var k in attrs) e.setAttribute(k, String(attrs[k]));
+      if (parent) parent.appendChild(e);
+      return e;
+    }
+    var root = svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "class": "chart" }, box);
+    svg("title", {}, root).textContent = "tokens and cost per turn";
+    var pts = [];
+    cols.forEach(function (b, i) {
+      var x = i * w, hi = b.in / maxTok * H, ho = b.out / maxTok * H;
+      var g = svg("g", { "class": "col" }, root);
+      svg("title", {}, g).textContent = (b.first === b.last ? "turn " + b.first : "turns " + b.first + "–" + b.last) +
+        ": in " + num(b.in) + " · out " + num(b.out) + (b.priced ? " · " + money(b.cost) : "");
+      svg("rect", { x: x, y: H - hi, width: Math.max(w - 1, 0.5), height: hi, "class": "tin" }, g);
+      svg("rect", { x: x, y: H - hi - ho, width: Math.max(w - 1, 0.5), height: ho, "class": "tout" }, g);
+      if (maxCost > 0) pts.push((x + w / 2).toFixed(1) + "," + (H - b.cost / maxCost * (H - 2) - 1).toFixed(1));
+    });
+    if (pts.length > 1) svg("polyline", { points: pts.join(" "), "class": "cost" }, root);
+    var lg = add(box, el("span", "dim chart-legend", "tokens per turn (max " + num(maxTok) + "; input, output)" + (maxCost > 0 ? " · cost (max " + money(maxCost) + ")" : "")));
+    lg.dataset.turns = String(ts.length);
+  }
+
   // --- filtering --------------------------------------------------------------
   function searchText(c) {
     if (c.search === null) {
@@ -562,6 +808,15 @@
     if (state.tool && c.d.tool !== state.tool) return false;
     if (anyStatus() && !state.status[c.d.status]) return false;
     return !state.q || searchText(c).indexOf(state.q) >= 0;
+  }
+  // requestText is the text of the messages of a turn's request, for the
+  // search, made when first searched.
+  function requestText(t) {
+    if (t.reqText === undefined) {
+      var q = t.d.request;
+      t.reqText = q ? (q.messages || []).map(function (m) { return str(m.text); }).join("\n").toLowerCase() : "";
+    }
+    return t.reqText;
   }
   function anyStatus() { for (var k in state.status) if (state.status[k]) return true; return false; }
 
@@ -584,7 +839,7 @@
     }
     turns.forEach(function (t) {
       var any = t.calls.some(function (c) { return c.on; });
-      var textHit = !!state.q && !state.tool && !anyStatus() && t.text.indexOf(state.q) >= 0;
+      var textHit = !!state.q && !state.tool && !anyStatus() && (t.text.indexOf(state.q) >= 0 || requestText(t).indexOf(state.q) >= 0);
       t.el.classList.toggle("gone", active && !any && !textHit);
       t.el.open = active ? (any || textHit) : t.defaultOpen;
     });
@@ -597,24 +852,64 @@
     q.addEventListener("input", function () { state.q = q.value.trim().toLowerCase(); apply(); });
     var sel = document.getElementById("tool");
     sel.addEventListener("change", function () { state.tool = sel.value; apply(); });
-    document.getElementById("expand").addEventListener("click", function () { turns.forEach(function (t) { if (!t.el.classList.contains("gone")) t.el.open = true; }); });
-    document.getElementById("collapse").addEventListener("click", function () { turns.forEach(function (t) { t.el.open = false; }); });
+    document.getElementById("expand").addEventListener("click", function () {
+      turns.forEach(function (t) { if (!t.el.classList.contains("gone")) t.el.open = true; });
+      calls.forEach(function (c) { if (!c.el.classList.contains("gone") && !c.el.classList.contains("off")) c.toggle(true); });
+    });
+    document.getElementById("collapse").addEventListener("click", function () {
+      turns.forEach(function (t) { t.el.open = false; });
+      calls.forEach(function (c) { if (c.isOpen()) c.toggle(false); });
+    });
     document.addEventListener("keydown", function (e) {
       if (e.key === "/" && document.activeElement !== q) { e.preventDefault(); q.focus(); }
     });
   }
 
+  var bound = false;
   function render() {
     var started = performance.now();
+    calls = []; turns = []; jobShow = {}; jobOpen = {};
     var main = document.getElementById("timeline");
     main.textContent = "";
-    D.runs.forEach(function (r) { runEl(r, main, 0); });
+    // Built apart from the document, and put in it at once.
+    var frag = document.createDocumentFragment();
+    D.runs.forEach(function (r) { runEl(r, frag, 0); });
+    main.appendChild(frag);
     header();
-    controls();
+    chart();
+    if (!bound) { controls(); bound = true; }
     apply();
-    window.toolloopView = { calls: calls.length, turns: turns.length, started: started, ready: performance.now(), apply: apply, state: state };
+    window.toolloopView = { calls: calls.length, turns: turns.length, started: started, ready: performance.now(), apply: apply, state: state, update: update };
     document.body.dataset.ready = "1";
   }
+
+  // update replaces the page's data with data (the shape of the embedded
+  // JSON) and builds the page again in place, keeping which turns, calls
+  // and requests are open, the search, the filters and the scroll
+  // position: a live page calls it with each new state of the run.
+  function update(data) {
+    var keep = { turns: {}, calls: {}, x: window.scrollX, y: window.scrollY };
+    turns.forEach(function (t) {
+      keep.turns[t.key] = { open: t.el.open, def: t.defaultOpen, req: !!(t.req && t.req.el.open) };
+    });
+    calls.forEach(function (c) { if (c.isOpen()) keep.calls[c.key] = true; });
+    keep.jobs = [].map.call(document.querySelectorAll(".job.open"), function (j) { return j.id; });
+    D = data;
+    render();
+    turns.forEach(function (t) {
+      var k = keep.turns[t.key];
+      if (!k) return;
+      t.defaultOpen = k.def;
+      if (!filtering()) t.el.open = k.open;
+      if (k.req) { t.draw(true); t.req.show(); }
+    });
+    if (filtering()) apply();
+    calls.forEach(function (c) { if (keep.calls[c.key]) c.toggle(true); });
+    keep.jobs.forEach(function (id) { if (jobOpen[id]) jobOpen[id](true); });
+    window.scrollTo(keep.x, keep.y);
+    window.toolloopView.updated = performance.now();
+  }
+  function filtering() { return !!(state.q || state.tool || anyStatus()); }
   // start renders the page; a failure is marked on the body (and still
   // thrown, to the console), so that a test waiting for the page sees it.
   function start() {

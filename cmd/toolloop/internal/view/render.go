@@ -41,6 +41,17 @@ type Options struct {
 	// toolloop.LookupModel); a turn whose model has no price shows no
 	// cost. The runs' totals are the log's own (its accounting).
 	ModelTable toolloop.ModelTable
+	// Live is the URL (on the page's own origin) where a server keeps the
+	// page's data up to date, as toolloop view -serve does; "" makes a
+	// static page, which makes no request at all. With it, the page adds
+	// live.js, which asks the URL for newer data and hands it to the
+	// page's update, and its policy allows requests to its own origin
+	// (connect-src 'self'), and nothing else more. The protocol is a long
+	// poll: a GET of the URL answers 200 with the data as [Data] writes
+	// it, or 204 when the log did not change in the server's wait; either
+	// names the URL to ask next in its Toolloop-Next header, and an answer
+	// without one means the server follows the log no more.
+	Live string
 }
 
 func (o *Options) fieldBytes() int { return orDefault(o.FieldBytes, 16<<10) }
@@ -74,7 +85,8 @@ const maxProblems = 20
 // turns and calls, with their durations, arguments, verdicts, hook
 // effects, results, errors, file diffs and the runs of agents used as
 // tools nested under their calls. The page needs no network: its style,
-// script and data are inline, so it works opened from a file.
+// script and data are inline, so it works opened from a file. A live page
+// (Options.Live) asks its server for newer data, and nothing else.
 //
 // A line of the log that is not an event (an [*eventlog.LineError]) is
 // listed at the top of the page and skipped; any other error of the
@@ -86,7 +98,23 @@ func Render(w io.Writer, events iter.Seq2[toolloop.Event, error], opts Options) 
 	if err != nil {
 		return err
 	}
-	return write(w, p)
+	return write(w, p, &opts)
+}
+
+// Data writes, as JSON, the data of the page [Render] writes for the same
+// events and options: what a live page (Options.Live) asks its server
+// for to update itself. Its errors are Render's.
+func Data(w io.Writer, events iter.Seq2[toolloop.Event, error], opts Options) error {
+	p, err := build(events, &opts)
+	if err != nil {
+		return err
+	}
+	b, err := encode(p)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // build reads the events into a page.
@@ -125,13 +153,30 @@ var (
 	pageJS string
 	//go:embed page.html
 	pageHTML string
+	//go:embed live.js
+	liveJS string
 
 	pageTemplate = template.Must(template.New("page").Parse(pageHTML))
 	// The page's Content-Security-Policy lets only its own style and
 	// script run, by their hashes, and loads nothing: a text from the log
 	// that made it into the document as markup still could not run.
 	styleHash, scriptHash = cspHash(pageCSS), cspHash(pageJS)
+	// A live page's script is the page's, then live.js.
+	liveScript     = pageJS + "\n" + liveJS
+	liveScriptHash = cspHash(liveScript)
 )
+
+// Policy returns the Content-Security-Policy of the page Render writes
+// with opts, which the page carries in a <meta> element; a server of the
+// page sends it as its header too. It lets only the page's own style and
+// script run, by their hashes, and loads nothing; a live page may also
+// ask its own origin for data.
+func Policy(opts Options) string {
+	if opts.Live != "" {
+		return "default-src 'none'; style-src " + styleHash + "; script-src " + liveScriptHash + "; connect-src 'self'"
+	}
+	return "default-src 'none'; style-src " + styleHash + "; script-src " + scriptHash
+}
 
 func cspHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -142,18 +187,30 @@ func cspHash(s string) string {
 // type="application/json"> element: encoding/json escapes <, > and & in
 // strings (as \u003c and so on), so no text from the log can close the
 // element or open a comment in it.
-func write(w io.Writer, p *page) error {
+func write(w io.Writer, p *page, opts *Options) error {
+	data, err := encode(p)
+	if err != nil {
+		return err
+	}
+	js := pageJS
+	if opts.Live != "" {
+		js = liveScript
+	}
+	return pageTemplate.Execute(w, struct {
+		Title, Policy, Live string
+		CSS                 template.CSS
+		JS                  template.JS
+		Data                template.JS
+	}{p.Title, Policy(*opts), opts.Live, template.CSS(pageCSS), template.JS(js), template.JS(data)})
+}
+
+// encode writes p as JSON on one line, without the encoder's newline.
+func encode(p *page) ([]byte, error) {
 	var data bytes.Buffer
 	enc := json.NewEncoder(&data)
 	enc.SetEscapeHTML(true)
 	if err := enc.Encode(p); err != nil {
-		return fmt.Errorf("view: encoding the page: %w", err)
+		return nil, fmt.Errorf("view: encoding the page: %w", err)
 	}
-	return pageTemplate.Execute(w, struct {
-		Title                 string
-		StyleHash, ScriptHash string
-		CSS                   template.CSS
-		JS                    template.JS
-		Data                  template.JS
-	}{p.Title, styleHash, scriptHash, template.CSS(pageCSS), template.JS(pageJS), template.JS(data.Bytes())})
+	return bytes.TrimSuffix(data.Bytes(), []byte("\n")), nil
 }

@@ -188,10 +188,22 @@ func (s *syncBuffer) Bytes() []byte {
 const longRunTurns = 500
 
 // longRun returns the log of a 500-turn run of a real AgentLoop on a
-// scripted model: each turn asks for one to four calls of five tools,
-// some in parallel, some failing, some denied; the run is made once per
-// test binary.
-var longRun = sync.OnceValues(func() ([]byte, error) {
+// scripted model (see recordLongRun); the run is made once per test
+// binary.
+var longRun = sync.OnceValues(func() ([]byte, error) { return recordLongRun(longRunTurns) })
+
+// The runs of 1,000 and 5,000 turns of the benchmarks and the timing
+// test, made as longRun is, once each.
+var (
+	longRun1000 = sync.OnceValues(func() ([]byte, error) { return recordLongRun(1000) })
+	longRun5000 = sync.OnceValues(func() ([]byte, error) { return recordLongRun(5000) })
+)
+
+// recordLongRun returns the log of a run of a real AgentLoop on a
+// scripted model that takes the turns given: each turn but the last asks
+// for one to four calls of five tools, some in parallel, some failing,
+// some denied.
+func recordLongRun(turns int) ([]byte, error) {
 	var reg toolloop.ToolRegistry
 	type in struct {
 		N int `json:"n"`
@@ -209,9 +221,9 @@ var longRun = sync.OnceValues(func() ([]byte, error) {
 	}))
 	reg.MustRegister(toolloop.NewTool("delete_tree", "Delete.", func(_ context.Context, a in) (any, error) { return "deleted", nil }))
 	tools := []string{"read_file", "grep_search", "list_directory", "run_tests", "delete_tree"}
-	replies := make([]*toolloop.Response, 0, longRunTurns)
+	replies := make([]*toolloop.Response, 0, turns)
 	id := 0
-	for turn := 1; turn < longRunTurns; turn++ {
+	for turn := 1; turn < turns; turn++ {
 		var calls []toolloop.ToolCall
 		for k := range 1 + turn%4 {
 			id++
@@ -221,7 +233,7 @@ var longRun = sync.OnceValues(func() ([]byte, error) {
 		r.Message.Content = append(r.Message.Content, toolloop.TextContent(fmt.Sprintf("Step %d: looking further.", turn)))
 		replies = append(replies, withUsage(r, int64(1000+turn*40), 80))
 	}
-	replies = append(replies, withUsage(looptest.Text("Done after 500 turns."), 21000, 30))
+	replies = append(replies, withUsage(looptest.Text(fmt.Sprintf("Done after %d turns.", turns)), 21000, 30))
 	var buf syncBuffer
 	w := eventlog.NewWriter(&buf, eventlog.Options{NoSync: true})
 	loop := &toolloop.AgentLoop{
@@ -233,20 +245,20 @@ var longRun = sync.OnceValues(func() ([]byte, error) {
 			return toolloop.Verdict{}
 		}),
 		OnEvent: w.Record,
-		Budget:  toolloop.Budget{MaxTurns: longRunTurns + 1},
+		Budget:  toolloop.Budget{MaxTurns: turns + 1},
 	}
 	res, err := loop.Run(context.Background(), []toolloop.Message{toolloop.UserMessage("Fix the parser.")})
 	if err != nil {
 		return nil, err
 	}
-	if res.Turns != longRunTurns {
+	if res.Turns != turns {
 		return nil, fmt.Errorf("the long run took %d turns", res.Turns)
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-})
+}
 
 // logCalls counts the calls of a log independently of the page's model:
 // the distinct (run, call) pairs its model responses ask for and its tool

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -13,12 +14,12 @@ import (
 	"github.com/toolloop/toolloop"
 	"github.com/toolloop/toolloop/eventlog"
 	"github.com/toolloop/toolloop/looptest"
-	"github.com/toolloop/toolloop/sink"
 )
 
 // recordEdited runs a real loop whose guard asks about rm with its rule
 // "destructive", rewriting the arguments (dry run), and pauses; the
-// person deciding edits the arguments again (another path) and approves.
+// person deciding approves with arguments they edited (another path), as
+// toolloop.Approval.Arguments carries them.
 // A pre-tool-use hook adds context to the result.
 func recordEdited(t *testing.T) []byte {
 	var reg toolloop.ToolRegistry
@@ -45,8 +46,8 @@ func recordEdited(t *testing.T) []byte {
 	res, err := loop.Run(t.Context(), []toolloop.Message{toolloop.UserMessage("Remove b.txt.")})
 	require.ErrorIs(t, err, toolloop.ErrPaused)
 	require.NotNil(t, res.Paused)
-	res.Paused.Pending[0].Arguments = json.RawMessage(`{"path":"b.txt"}`) // the person's edit
-	res, err = loop.Resume(t.Context(), res.Paused, map[string]toolloop.Approval{"c1": {Approved: true, Reason: "b, not a"}})
+	res, err = loop.Resume(t.Context(), res.Paused, map[string]toolloop.Approval{"c1": {Approved: true, Reason: "b, not a",
+		Arguments: json.RawMessage(`{"path":"b.txt"}`)}}) // the person's edit
 	require.NoError(t, err)
 	require.Equal(t, toolloop.StopEnd, res.StopReason)
 	require.NoError(t, w.Close())
@@ -77,8 +78,9 @@ func TestModelArgumentsAttributed(t *testing.T) {
 	assert.JSONEq(t, `{"path":"b.txt"}`, c.Changes[1].Args.S)
 	require.NotNil(t, c.Result)
 	assert.Equal(t, "1 line", c.Result.S, "the result without the note")
-	require.Len(t, c.Notes, 1)
+	require.Len(t, c.Notes, 2, "the guard's note and the approval's")
 	assert.True(t, strings.HasPrefix(c.Notes[0].S, guardNote), c.Notes[0].S)
+	assert.True(t, strings.HasPrefix(c.Notes[1].S, approvalNote), c.Notes[1].S)
 }
 
 // TestModelArgumentsByHookAndProcessor: a processor's change (the call
@@ -113,16 +115,18 @@ func TestModelArgumentsByHookAndProcessor(t *testing.T) {
 	require.Len(t, c.Notes, 1)
 	assert.Equal(t, "mind the z", c.Notes[0].S)
 
-	// The command's guard, which asks the person at the terminal,
-	// reports their edit as its verdict: it is the person's.
+	// A person who approves a call with arguments they edited changed
+	// them: the approval carries them.
 	verdict := ev(7, toolloop.EventGuardVerdict)
-	verdict.Verdict = &toolloop.Verdict{Decision: toolloop.Ask, Rule: sink.RuleEditedByPerson, Reason: "writes need a human",
-		Arguments: json.RawMessage(`{"text":"w"}`)}
-	p, err = build(events(append(sampleEvents()[:2], ev(6, toolloop.EventStart), verdict, done)...), &Options{})
+	verdict.Verdict = &toolloop.Verdict{Decision: toolloop.Ask, Rule: "writes", Reason: "writes need a human"}
+	approved := ev(8, toolloop.EventPermissionCompleted)
+	approved.Approval = &toolloop.Approval{Approved: true, Reason: "w is right", Arguments: json.RawMessage(`{"text":"w"}`)}
+	p, err = build(events(append(sampleEvents()[:2], ev(6, toolloop.EventStart), verdict, approved, done)...), &Options{})
 	require.NoError(t, err)
 	c = callsByID(p.Runs)["c1"]
 	require.Len(t, c.Changes, 1)
 	assert.Equal(t, byPerson, c.Changes[0].By)
+	assert.Equal(t, "w is right", c.Changes[0].Reason.S)
 	assert.JSONEq(t, `{"text":"w"}`, c.Args.S)
 
 	// Unchanged arguments show once.
@@ -189,4 +193,20 @@ func TestModelResumedRun(t *testing.T) {
 	assert.Contains(t, c.Repair.S, "answered 1 call without a result")
 	assert.Contains(t, c.Repair.S, "r2")
 	assert.Zero(t, p.Counts[statusUnfinished])
+}
+
+// TestModelCrashedPartCounted: the part of a run whose process died has
+// no accounting in the log; what its turns spent still counts.
+func TestModelCrashedPartCounted(t *testing.T) {
+	p, err := build(eventlog.Events(bytes.NewReader(crashedLog(t))), &Options{})
+	require.NoError(t, err)
+	require.Len(t, p.Runs, 1)
+	dead := p.Runs[0]
+	require.Len(t, dead.Parts, 1)
+	require.NotNil(t, dead.Acct)
+	assert.True(t, dead.Counted)
+	assert.Equal(t, int64(1700), dead.Acct.Usage.InputTokens)
+	assert.Equal(t, int64(70), dead.Acct.Usage.OutputTokens)
+	assert.Positive(t, dead.Acct.Cost)
+	assert.False(t, dead.Parts[0].Counted, "the resumed part ended, with its accounting")
 }
