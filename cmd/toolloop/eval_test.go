@@ -285,3 +285,20 @@ func TestEvalInterrupted(t *testing.T) {
 	assert.Equal(t, 2, rep.Summary.Passed+rep.Summary.Skipped)
 	assert.Zero(t, rep.Summary.Failed)
 }
+
+// TestEvalJudge checks that judge expectations reach a judge model: the
+// script, which answers the judge with a tool call rather than a grade,
+// so the judge's score fails, saying why, and the case with it.
+func TestEvalJudge(t *testing.T) {
+	te, script, data := evalEnv(t, `{"id": "judged", "prompt": "What does a.txt say?", "expect": [{"type": "judge", "rubric": "The answer says what a.txt holds."}]}`+"\n")
+	out := filepath.Join(t.TempDir(), "out")
+	require.Equal(t, exitFailed, te.run(t, "eval", "-script", script, "-judge-model", "grader", "-C", te.dir, "-o", out, data), te.errOut.String())
+	rep := readJSONReport(t, filepath.Join(out, "report.json"))
+	require.Len(t, rep.Cases, 1)
+	require.Len(t, rep.Cases[0].Trials, 1)
+	scores := rep.Cases[0].Trials[0].Scores
+	require.Len(t, scores, 1)
+	assert.Equal(t, "judge", scores[0].Scorer)
+	assert.False(t, scores[0].Pass)
+	assert.NotEmpty(t, scores[0].Reason)
+}
