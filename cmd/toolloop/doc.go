@@ -2,7 +2,8 @@
 // on the workspace tools and any MCP servers, conversations kept as
 // sessions across runs, the tools such a config really exposes, one call
 // through the whole pipeline, a recorded run turned into a regression
-// test, and a recorded run shown as a page.
+// test, a recorded run shown as a page, and a dataset of cases run and
+// scored (toolloop eval).
 //
 // Install it with
 //
@@ -326,13 +327,52 @@
 // start it is reported, never fatal), and stops serving when the run ends
 // (after a moment for a page to get the log's last events) or Ctrl-C.
 //
+// # toolloop eval [flags] DATASET
+//
+// Runs a dataset of cases (package eval: JSON Lines, one case a line, each
+// with its input, the tools it may use, fixtures that answer tools with
+// canned results, and expectations that score the run) with the model that
+// toolloop run would use (the same -provider, -model, -base-url, -script and
+// keys; -script plays the same transcript for every case) and the workspace
+// tools (-C, -mcp), restricted to each case's tools. There is no terminal:
+// a call the guard asks about pauses its run, which fails the trial, so
+// datasets serve such tools as fixtures. -trials N runs each case that sets
+// no trials of its own N times; -concurrency N bounds the trials at once;
+// -max-cost USD and -timeout D bound the whole eval, skipping the trials
+// left; -judge-model names the model of the provider that grades "judge"
+// expectations (default: the agent's).
+//
+// Into -o DIR (default: DATASET without its extension, plus .eval) it writes
+// report.json, report.xml (JUnit, for CI), logs/ (each trial's event log)
+// and report.html: each case with its status, pass rate, pass@k, flakiness
+// and scorers, each trial with every score and its reason, linked to its
+// run's viewer page under runs/ (as toolloop view draws it). The page needs
+// no script, loads nothing and escapes every text. It prints a summary and
+// the failing scores, and exits 1 if a case failed. With -compare
+// OLD/report.json it prints the regressions and improvements since, and
+// exits 1 if a case or a scorer regressed (a case that failed before too
+// does not). Ctrl-C stops it: the trials running are canceled, the rest
+// skipped, and the reports written with what ran (exit 130).
+//
+//	toolloop eval -script demo/script.json -o eval-out cases.jsonl
+//	toolloop eval -compare last/report.json -o eval-out cases.jsonl
+//
+// # toolloop eval -from LOG [-o DATASET]
+//
+// Adds a recorded run to a dataset (appended to -o DATASET, or printed): a
+// case named by the run's ID, with the run's input (its system prompt and
+// prompt, or its messages) and, as its expectation, the tools it called in
+// order (a trajectory, in_order, so other calls may come between them), or
+// no_tool_called if it called none. The answer's wording is not pinned.
+//
 // # Exit codes
 //
 //	0    success
-//	1    the run, the call or the command failed, or the session is in use
+//	1    the run, the call or the command failed, or the session is in use;
+//	     for eval, a case failed (with -compare, something regressed)
 //	2    bad usage or bad input: flags, a missing, empty or corrupt log, an
 //	     unknown provider or tool, a malformed MCP config or JSON arguments,
-//	     a missing session, a paused session given to run
+//	     a missing session, a paused session given to run, a bad dataset
 //	3    the run is paused for approval: decide with toolloop resume LOG
 //	     (toolloop resume -session NAME)
 //	130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc

@@ -83,6 +83,8 @@ func run(ctx context.Context, e *env, args []string) int {
 		err = cmdTest(ctx, e, rest)
 	case "view":
 		err = cmdView(ctx, e, rest)
+	case "eval":
+		err = cmdEval(ctx, e, rest)
 	case "sessions":
 		err = cmdSessions(ctx, e, rest)
 	case "help", "-h", "-help", "--help":
@@ -139,6 +141,9 @@ Usage:
                                        show a recorded run as an HTML page, or
                                        serve it live as the log grows
   toolloop run -view [prompt]          watch the run's page live as it runs
+  toolloop eval [flags] DATASET        run a dataset of cases and score them: JSON, JUnit
+                                       and HTML reports, -compare OLD.json for regressions
+  toolloop eval -from LOG [-o DATASET] add a recorded run to a dataset as a case
   toolloop help                        this text
 
 Run "toolloop COMMAND -h" for a command's flags.
@@ -147,10 +152,11 @@ Run "toolloop COMMAND -h" for a command's flags.
 Exit codes:
 
   0    success
-  1    the run, call or command failed, or the session is in use
+  1    the run, call or command failed, or the session is in use; for eval,
+       a case failed (with -compare: a case or scorer regressed)
   2    bad usage or bad input: flags, a missing or corrupt log, an unknown
        provider or tool, malformed MCP config or JSON arguments, a missing
-       session, a paused session given to run
+       session, a paused session given to run, a bad dataset
   3    the run is paused for approval: continue it with toolloop resume LOG
        (or toolloop resume -session NAME)
   130  interrupted: Ctrl-C at the prompt or after an interrupt, or Esc or
@@ -167,7 +173,7 @@ workspace. A session open in one toolloop is in use for the others.
 
 // providersHelp lists the providers, for the command's help and for run
 // and resume -h.
-const providersHelp = `Providers (run, resume): -provider picks one; without it, -script, -base-url
+const providersHelp = `Providers (run, resume, eval): -provider picks one; without it, -script, -base-url
 or the first key set in the environment does.
 
   openai             OpenAI's API; needs OPENAI_API_KEY
