@@ -417,5 +417,5 @@ func TestApprovalWait(t *testing.T) {
 	assert.GreaterOrEqual(t, attr(rm[0], "toolloop.tool.approval_wait").AsFloat64(), 0.05)
 	echo := h.named("execute_tool echo")
 	require.Len(t, echo, 1)
-	assert.Equal(t, attribute.INVALID, attr(echo[0], "toolloop.tool.approval_wait").Type(), "a call nobody approved waited for nothing")
+	assert.Equal(t, attribute.EMPTY, attr(echo[0], "toolloop.tool.approval_wait").Type(), "a call nobody approved waited for nothing")
 }
